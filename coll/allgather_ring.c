@@ -1,0 +1,75 @@
+/*
+ * Allgather (equal blocks and per-rank counts with displacements), ring: each
+ * of p-1 steps forwards to the right the block received from the left in the
+ * step before, straight into rbuf; segments are pipelined (ring.h).
+ *
+ * Restrictions: none (any p, any counts and displacements).
+ * Cost (n = total bytes gathered, S segments per block): (p-1) S alpha
+ *   + (p-1)/p n beta (equal blocks).
+ * Bytes sent by rank r, exactly: n - b((r+1) mod p): every block but the
+ * right neighbour's.
+ */
+#include "config.h"
+#include "coll_util.h"
+#include "ring.h"
+
+static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    int p = a->size, r = a->rank;
+    char *out = a->rbuf;
+    size_t *off, *len;
+    if (rank_blocks(a, 0, &off, &len))
+        return DPC_ERR_NOMEM;
+    dpc_step_id_t own = DPC_STEP_NONE;
+    if (!a->in_place && len[r])
+        own = dpc_sched_copy(s, out + off[r], a->sbuf, len[r], DPC_NO_DEPS);
+    if (p > 1) {
+        ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
+                           .seg = ring_seg_bytes(dpc_seg_bytes(a), elsize(a), p, len),
+                           .tag0 = 0, .after = own};
+        ring_allgather_phase(&rp, out);
+    }
+    free(off);
+    free(len);
+    return DPC_OK;
+}
+
+static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    double p = a->size, n = 0;
+    for (int i = 0; i < a->size; i++)
+        n += (double)(blk_count(a, i) * elsize(a));
+    double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
+    return (p - 1) * S * c->alpha + (p - 1) / p * n * c->beta;
+}
+
+static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+{
+    uint64_t n = 0;
+    if (a->size == 1)
+        return 0;
+    for (int i = 0; i < a->size; i++)
+        n += blk_count(a, i) * elsize(a);
+    return n - blk_count(a, mod(r + 1, a->size)) * elsize(a);
+}
+
+static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
+{
+    size_t *off, *len;
+    if (a->size == 1 || rank_blocks(a, 0, &off, &len))
+        return 0;
+    uint64_t m = ring_ag_phase_msgs(a->size, r, len,
+                                    ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len));
+    free(off);
+    free(len);
+    return m;
+}
+
+const dpc_algo_t dpc_algo_allgather_ring = {
+    .name = "ring", .coll = DPC_ALLGATHER, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};
+const dpc_algo_t dpc_algo_allgatherv_ring = {
+    .name = "ring", .coll = DPC_ALLGATHERV, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};

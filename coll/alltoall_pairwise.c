@@ -1,0 +1,87 @@
+/*
+ * All-to-all (equal and per-rank counts), pairwise exchange: in step k = 1..p-1
+ * rank r sends its block for r+k and receives the block of r-k, one pair at a
+ * time (step k waits for step k-1), so no link carries two messages at once.
+ * In place, the send data is first copied out of rbuf.
+ *
+ * Restrictions: none (any p, any counts: zero-sized blocks send nothing).
+ * Cost (n = bytes a rank sends in all): (p-1) alpha + n beta.
+ * Bytes sent by rank r, exactly: the sum of its send blocks except its own.
+ */
+#include "config.h"
+#include "coll_util.h"
+
+static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    int p = a->size, r = a->rank;
+    size_t es = elsize(a);
+    char *out = a->rbuf;
+    const char *src = a->sbuf;
+    /* MPI_IN_PLACE: the send layout is the receive layout */
+    const size_t *sc = a->in_place ? a->counts : a->scounts, *sd = a->in_place ? a->displs : a->sdispls;
+#define SCNT(i) ((sc ? sc[i] : a->count) * es)
+#define SOFF(i) ((sd ? sd[i] : (size_t)(i) * a->count) * es)
+    dpc_step_id_t prev = DPC_STEP_NONE;
+    if (a->in_place) {
+        size_t extent = 0;
+        for (int i = 0; i < p; i++)
+            if (SOFF(i) + SCNT(i) > extent)
+                extent = SOFF(i) + SCNT(i);
+        char *copy = dpc_sched_scratch(s, extent + 1);
+        if (!copy)
+            return DPC_ERR_NOMEM;
+        if (extent)
+            prev = dpc_sched_copy(s, copy, out, extent, DPC_NO_DEPS);
+        src = copy;
+    }
+    if (SCNT(r) > 0 && !a->in_place)
+        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + SOFF(r), SCNT(r), DPC_NO_DEPS);
+    for (int k = 1; k < p; k++) {
+        int to = mod(r + k, p), from = mod(r - k, p);
+        size_t rl = blk_count(a, from) * es;
+        dpc_step_id_t sdp = SCNT(to) ? dpc_sched_send(s, to, 0, src + SOFF(to), SCNT(to), DPC_AFTER(prev))
+                                     : DPC_STEP_NONE;
+        /* in place, rbuf may be written once the copy of it is taken */
+        dpc_step_id_t rv = rl ? dpc_sched_recv(s, from, 0, out + blk_displ(a, from) * es, rl,
+                                               DPC_AFTER(prev))
+                              : DPC_STEP_NONE;
+        prev = dpc_sched_nop(s, DPC_AFTER(prev, sdp, rv));
+    }
+#undef SCNT
+#undef SOFF
+    return DPC_OK;
+}
+
+static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+{
+    const size_t *sc = a->in_place ? a->counts : a->scounts;
+    uint64_t t = 0;
+    for (int i = 0; i < a->size; i++)
+        if (i != r)
+            t += (sc ? sc[i] : a->count) * elsize(a);
+    return t;
+}
+
+static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
+{
+    const size_t *sc = a->in_place ? a->counts : a->scounts;
+    uint64_t t = 0;
+    for (int i = 0; i < a->size; i++)
+        if (i != r)
+            t += (sc ? sc[i] : a->count) > 0;
+    return t;
+}
+
+static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    return (a->size - 1) * c->alpha + (double)bytes_sent(a, a->rank) * c->beta;
+}
+
+const dpc_algo_t dpc_algo_alltoall_pairwise = {
+    .name = "pairwise", .coll = DPC_ALLTOALL, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};
+const dpc_algo_t dpc_algo_alltoallv_pairwise = {
+    .name = "pairwise", .coll = DPC_ALLTOALLV, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};

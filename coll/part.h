@@ -1,0 +1,70 @@
+/* Rank and partition math shared by the algorithms: pure functions, no state. */
+#ifndef DPC_PART_H
+#define DPC_PART_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpc_coll.h"
+
+/* Split n items into p nearly equal parts: the first n % p parts get one
+ * more. Part i starts at part_off and has part_len items. */
+static inline size_t part_len(size_t n, int p, int i)
+{
+    return n / (size_t)p + ((size_t)i < n % (size_t)p);
+}
+static inline size_t part_off(size_t n, int p, int i)
+{
+    size_t q = n / (size_t)p, r = n % (size_t)p;
+    return (size_t)i * q + ((size_t)i < r ? (size_t)i : r);
+}
+
+static inline int mod(int a, int p)
+{
+    int r = a % p;
+    return r < 0 ? r + p : r;
+}
+
+/* Largest power of two <= p (p >= 1). */
+static inline int pow2_floor(int p)
+{
+    int q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    return q;
+}
+
+/* ceil(log2 p) and log2 of a power of two. */
+static inline int log2_ceil(int p)
+{
+    int k = 0;
+    while ((1 << k) < p)
+        k++;
+    return k;
+}
+
+/* Per-rank block of a v-collective, in elements: equal-block variants use
+ * count for every rank and consecutive displacements. */
+static inline size_t blk_count(const dpc_coll_args_t *a, int i)
+{
+    return a->counts ? a->counts[i] : a->count;
+}
+static inline size_t blk_displ(const dpc_coll_args_t *a, int i)
+{
+    return a->displs ? a->displs[i] : (size_t)i * a->count;
+}
+static inline size_t sblk_count(const dpc_coll_args_t *a, int i)
+{
+    return a->scounts ? a->scounts[i] : a->count;
+}
+static inline size_t sblk_displ(const dpc_coll_args_t *a, int i)
+{
+    return a->sdispls ? a->sdispls[i] : (size_t)i * a->count;
+}
+
+/* Number of pipeline segments for a message of `bytes` (0 bytes: none). */
+static inline size_t nsegs(size_t bytes, size_t seg)
+{
+    return (bytes + seg - 1) / seg;
+}
+
+#endif

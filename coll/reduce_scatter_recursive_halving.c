@@ -1,0 +1,179 @@
+/*
+ * Reduce-scatter (equal blocks and per-rank counts), recursive halving: each
+ * step swaps half of the current range of blocks with the partner whose new
+ * rank differs in the top remaining bit, and reduces the half kept. After
+ * log2 p' steps new rank j holds its blocks (fold.h: the blocks of the one or
+ * two original ranks it stands for, contiguous); an odd rank r < 2 rem then
+ * hands block r-1 to its even neighbour.
+ *
+ * Restrictions: any p, any counts; op commutative. Partners reduce
+ * (lower-ranked data) op (higher-ranked data): identical bits everywhere.
+ *
+ * Cost (n = total input bytes, L = log2 p'): L alpha + (p'-1)/p' n
+ *   (beta + gamma), plus alpha + n (beta + gamma) + alpha + n/p beta when
+ *   folded (equal blocks).
+ * Bytes sent: a rank that sits out sends n; new rank j sends n minus the
+ * bytes of its own blocks, plus b(r-1) for the odd ranks r < 2 rem.
+ */
+#include "config.h"
+#include "coll_util.h"
+#include "fold.h"
+
+static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    int p = a->size, r = a->rank;
+    size_t es = elsize(a);
+    const char *in = input_of(a);
+    char *out = a->rbuf;
+    size_t *off, *len;
+    fold_t f = fold_make(p, r);
+    uint32_t tag_unfold = (uint32_t)f.steps + 1;
+    dpc_status_t rc = DPC_OK;
+    if (rank_blocks(a, 1, &off, &len))
+        return DPC_ERR_NOMEM;
+    size_t n = off[p];
+    if (p == 1) {
+        if (!a->in_place && len[0])
+            dpc_sched_copy(s, out, in, len[0], DPC_NO_DEPS);
+        goto done;
+    }
+    if (f.newrank < 0) {
+        dpc_step_id_t sd = n ? dpc_sched_send(s, r + 1, 0, in, n, DPC_NO_DEPS) : DPC_STEP_NONE;
+        if (len[r])
+            dpc_sched_recv(s, r + 1, tag_unfold, out, len[r], DPC_AFTER(sd));
+        goto done;
+    }
+    /* acc: partial results in input layout; then one receive region per step */
+    char *acc = dpc_sched_scratch(s, 3 * n + 1);
+    if (!acc) {
+        rc = DPC_ERR_NOMEM;
+        goto done;
+    }
+    char *fold_buf = acc + n, *region = acc + 2 * n;
+    const char *cur = in;
+    dpc_step_id_t last = DPC_STEP_NONE, all[4 * 32 + 2];
+    int nall = 0;
+    if (r < 2 * f.rem) {
+        dpc_step_id_t rv = n ? dpc_sched_recv(s, r - 1, 0, fold_buf, n, DPC_NO_DEPS) : DPC_STEP_NONE;
+        if (n)
+            last = dpc_sched_reduce(s, acc, fold_buf, in, n / es, a->dtype, a->op, DPC_AFTER(rv));
+        cur = acc;
+    }
+    int j = f.newrank, lo = 0, hi = f.pp;     /* range of new ranks' blocks */
+    for (int k = 0; k < f.steps; k++) {
+        int mask = f.pp >> (k + 1), partner = j ^ mask, mid = lo + (hi - lo) / 2;
+        bool lower = j < partner, final = k == f.steps - 1;
+        int klo = lower ? lo : mid, khi = lower ? mid : hi;
+        int slo = lower ? mid : lo, shi = lower ? hi : mid;
+        size_t koff = off[fold_lo(&f, klo)], kbytes = off[fold_lo(&f, khi)] - koff;
+        size_t soff = off[fold_lo(&f, slo)], sbytes = off[fold_lo(&f, shi)] - soff;
+        int peer = fold_rank(&f, partner);
+        dpc_step_id_t sd = DPC_STEP_NONE, rv = DPC_STEP_NONE;
+        if (sbytes)
+            sd = dpc_sched_send(s, peer, (uint32_t)k + 1, cur + soff, sbytes, DPC_AFTER(last));
+        if (kbytes) {
+            rv = dpc_sched_recv(s, peer, (uint32_t)k + 1, region, kbytes, DPC_NO_DEPS);
+            const char *mine = cur + koff;
+            if (final && !a->in_place) {
+                /* the last reduce writes this rank's block straight to rbuf,
+                 * and the block it passes on (folded pair) to acc */
+                int first = nall;
+                for (int b = fold_lo(&f, klo); b < fold_lo(&f, khi); b++) {
+                    if (!len[b])
+                        continue;
+                    size_t o = off[b] - koff;
+                    char *dst = b == r ? out : acc + off[b];
+                    all[nall++] = dpc_sched_reduce(s, dst, lower ? mine + o : region + o,
+                                                   lower ? region + o : mine + o, len[b] / es,
+                                                   a->dtype, a->op, DPC_AFTER(rv, last));
+                }
+                last = dpc_sched_nop(s, all + first, nall - first);
+            } else {
+                last = dpc_sched_reduce(s, acc + koff, lower ? mine : region,
+                                        lower ? region : mine, kbytes / es, a->dtype, a->op,
+                                        DPC_AFTER(rv, last));
+            }
+        }
+        all[nall++] = sd;
+        all[nall++] = rv;
+        region += kbytes;
+        lo = klo;
+        hi = khi;
+        cur = acc;
+    }
+    dpc_step_id_t join = dpc_sched_nop(s, all, nall);
+    join = dpc_sched_nop(s, DPC_AFTER(join, last));
+    if (a->in_place && len[r])
+        dpc_sched_copy(s, out, acc + off[r], len[r], DPC_AFTER(join));
+    if (r < 2 * f.rem && len[r - 1])
+        dpc_sched_send(s, r - 1, tag_unfold, acc + off[r - 1], len[r - 1], DPC_AFTER(join));
+done:
+    free(off);
+    free(len);
+    return rc;
+}
+
+static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    fold_t f = fold_make(a->size, 0);
+    double n = 0, pp = f.pp;
+    for (int i = 0; i < a->size; i++)
+        n += (double)(blk_count(a, i) * elsize(a));
+    double t = f.steps * c->alpha + (pp - 1) / pp * n * (c->beta + c->gamma);
+    if (f.rem)
+        t += 2 * c->alpha + n * (c->beta + c->gamma) + n / a->size * c->beta;
+    return t;
+}
+
+static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+{
+    fold_t f = fold_make(a->size, r);
+    uint64_t n = 0, es = elsize(a);
+    for (int i = 0; i < a->size; i++)
+        n += blk_count(a, i) * es;
+    if (a->size == 1)
+        return 0;
+    if (f.newrank < 0)
+        return n;
+    uint64_t own = 0;
+    for (int b = fold_lo(&f, f.newrank); b < fold_lo(&f, f.newrank + 1); b++)
+        own += blk_count(a, b) * es;
+    return n - own + (r < 2 * f.rem ? blk_count(a, r - 1) * es : 0);
+}
+
+static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
+{
+    fold_t f = fold_make(a->size, r);
+    size_t *off, *len;
+    uint64_t t = 0;
+    if (a->size == 1 || rank_blocks(a, 1, &off, &len))
+        return 0;
+    if (f.newrank < 0) {
+        t = off[a->size] > 0;
+    } else {
+        int j = f.newrank, lo = 0, hi = f.pp;
+        for (int k = 0; k < f.steps; k++) {
+            int mid = lo + (hi - lo) / 2;
+            bool lower = j < (j ^ (f.pp >> (k + 1)));
+            int slo = lower ? mid : lo, shi = lower ? hi : mid;
+            t += off[fold_lo(&f, shi)] > off[fold_lo(&f, slo)];
+            if (lower)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        t += r < 2 * f.rem && len[r - 1] > 0;
+    }
+    free(off);
+    free(len);
+    return t;
+}
+
+const dpc_algo_t dpc_algo_reduce_scatter_block_recursive_halving = {
+    .name = "recursive_halving", .coll = DPC_REDUCE_SCATTER_BLOCK, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};
+const dpc_algo_t dpc_algo_reduce_scatter_recursive_halving = {
+    .name = "recursive_halving", .coll = DPC_REDUCE_SCATTER, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};

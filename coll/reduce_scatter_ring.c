@@ -1,0 +1,87 @@
+/*
+ * Reduce-scatter (equal blocks and per-rank counts), ring: the first half of
+ * the ring allreduce (ring.h). Rank r ends with the reduction of block r; the
+ * partial results travel in schedule scratch, one block per step.
+ *
+ * Restrictions: any p, any counts (zero-sized blocks send nothing); op
+ * commutative (blocks are reduced in ring order).
+ *
+ * Cost (n = total input bytes, S segments per block): (p-1) S alpha
+ *   + (p-1)/p n beta + (p-1)/p n gamma (for equal blocks).
+ * Bytes sent by rank r, exactly: n - b(r), with b(i) = counts[i] elements.
+ */
+#include "config.h"
+#include "coll_util.h"
+#include "ring.h"
+
+static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    int p = a->size, r = a->rank;
+    const char *in = input_of(a);
+    char *out = a->rbuf;
+    size_t *off, *len;
+    if (rank_blocks(a, 1, &off, &len))
+        return DPC_ERR_NOMEM;
+    if (p == 1) {
+        if (!a->in_place && len[0])
+            dpc_sched_copy(s, out, in, len[0], DPC_NO_DEPS);
+        goto out;
+    }
+    ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
+                       .seg = ring_seg_bytes(dpc_seg_bytes(a), elsize(a), p, len),
+                       .tag0 = 0, .after = DPC_STEP_NONE};
+    if (!a->in_place) {
+        ring_reduce_scatter_phase(&rp, in, NULL, out, a->dtype, a->op);
+    } else {
+        /* in place the result belongs at the start of rbuf, which is input
+         * other blocks are still sent from: finish in scratch, then copy */
+        char *res = dpc_sched_scratch(s, len[r]);
+        dpc_step_id_t done = ring_reduce_scatter_phase(&rp, in, NULL, res, a->dtype, a->op);
+        if (res && len[r])
+            dpc_sched_copy(s, out, res, len[r], DPC_AFTER(done));
+    }
+out:
+    free(off);
+    free(len);
+    return DPC_OK;
+}
+
+static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    double p = a->size, n = 0;
+    for (int i = 0; i < a->size; i++)
+        n += (double)(blk_count(a, i) * elsize(a));
+    double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
+    return (p - 1) * S * c->alpha + (p - 1) / p * n * (c->beta + c->gamma);
+}
+
+static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+{
+    uint64_t n = 0;
+    if (a->size == 1)
+        return 0;
+    for (int i = 0; i < a->size; i++)
+        n += blk_count(a, i) * elsize(a);
+    return n - blk_count(a, r) * elsize(a);
+}
+
+static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
+{
+    size_t *off, *len;
+    if (a->size == 1 || rank_blocks(a, 1, &off, &len))
+        return 0;
+    uint64_t m = ring_rs_phase_msgs(a->size, r, len,
+                                    ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len));
+    free(off);
+    free(len);
+    return m;
+}
+
+const dpc_algo_t dpc_algo_reduce_scatter_block_ring = {
+    .name = "ring", .coll = DPC_REDUCE_SCATTER_BLOCK, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};
+const dpc_algo_t dpc_algo_reduce_scatter_ring = {
+    .name = "ring", .coll = DPC_REDUCE_SCATTER, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};

@@ -1,0 +1,179 @@
+/* Ring phases (see ring.h). One message per segment; tags are
+ * tag0 + step * maxseg + segment, unique within the phase. */
+#include "config.h"
+#include "ring.h"
+#include "part.h"
+#include <stdlib.h>
+
+static size_t max_segs(int p, const size_t *blen, size_t seg)
+{
+    size_t m = 0;
+    for (int b = 0; b < p; b++) {
+        size_t n = nsegs(blen[b], seg);
+        if (n > m)
+            m = n;
+    }
+    return m;
+}
+
+size_t ring_seg_bytes(size_t want, size_t elsize, int p, const size_t *blen)
+{
+    size_t seg = want / elsize * elsize;
+    if (seg < elsize)
+        seg = elsize;
+    /* two phases of (p-1) steps must fit in 2^31 tags */
+    size_t limit = ((size_t)1 << 30) / (size_t)(p > 1 ? p : 2);
+    while (max_segs(p, blen, seg) > limit)
+        seg *= 2;
+    return seg;
+}
+
+uint32_t ring_phase_tags(const ring_phase_t *rp)
+{
+    return (uint32_t)((size_t)(rp->p - 1) * max_segs(rp->p, rp->blen, rp->seg));
+}
+
+static int rank_at(const ring_phase_t *rp, int pos)
+{
+    return mod(pos + rp->shift, rp->p);
+}
+
+dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, char *accum,
+                                        char *out, dpc_dtype_t dt, dpc_op_t op)
+{
+    dpc_sched_t *s = rp->s;
+    int p = rp->p, me = rp->me;
+    size_t es = dpc_dtype_size(dt);
+    size_t ms = max_segs(p, rp->blen, rp->seg);
+    int right = rank_at(rp, me + 1), left = rank_at(rp, me - 1);
+    size_t maxblk = 0;
+    for (int b = 0; b < p; b++)
+        if (rp->blen[b] > maxblk)
+            maxblk = rp->blen[b];
+    /* two receive slots per segment position: step k uses slot k % 2 */
+    char *slot[2];
+    slot[0] = dpc_sched_scratch(s, 2 * maxblk);
+    slot[1] = slot[0] ? slot[0] + maxblk : NULL;
+    /* per segment: the last reduce, send and recv of the two previous steps */
+    dpc_step_id_t *red = malloc(sizeof(dpc_step_id_t) * 2 * (ms ? ms : 1));
+    dpc_step_id_t *snd = malloc(sizeof(dpc_step_id_t) * 2 * (ms ? ms : 1));
+    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)(p) * 2 * (ms ? ms : 1));
+    int nall = 0;
+    dpc_step_id_t join = DPC_STEP_NONE;
+    if (!red || !snd || !all || !slot[0])
+        goto out;
+    for (size_t i = 0; i < 2 * ms; i++)
+        red[i] = snd[i] = DPC_STEP_NONE;
+    for (int k = 0; k < p - 1; k++) {
+        int sb = mod(me - k - 1, p), rb = mod(me - k - 2, p);
+        int cur = k % 2, prev = 1 - cur;
+        /* send: step 0 sends our own input; later steps forward the partial
+         * reduced in the previous step */
+        size_t ns = nsegs(rp->blen[sb], rp->seg);
+        for (size_t g = 0; g < ns; g++) {
+            size_t o = g * rp->seg;
+            size_t n = rp->blen[sb] - o < rp->seg ? rp->blen[sb] - o : rp->seg;
+            const char *src = k == 0 ? in + rp->boff[sb] + o
+                            : (accum ? accum + rp->boff[sb] + o : slot[prev] + o);
+            dpc_step_id_t dep = k == 0 ? rp->after : red[prev * ms + g];
+            snd[cur * ms + g] = dpc_sched_send(s, right, rp->tag0 + (uint32_t)(k * ms + g), src, n,
+                                               DPC_AFTER(dep));
+            all[nall++] = snd[cur * ms + g];
+        }
+        size_t nr = nsegs(rp->blen[rb], rp->seg);
+        for (size_t g = 0; g < nr; g++) {
+            size_t o = g * rp->seg;
+            size_t n = rp->blen[rb] - o < rp->seg ? rp->blen[rb] - o : rp->seg;
+            /* slot[cur] was last read by the reduce two steps ago and, when
+             * partials live in the slots, by the send one step ago */
+            dpc_step_id_t rv = dpc_sched_recv(s, left, rp->tag0 + (uint32_t)(k * ms + g),
+                                              slot[cur] + o, n,
+                                              DPC_AFTER(rp->after, red[cur * ms + g],
+                                                        accum ? DPC_STEP_NONE : snd[prev * ms + g]));
+            char *dst = k == p - 2 ? out + o
+                      : (accum ? accum + rp->boff[rb] + o : slot[cur] + o);
+            red[cur * ms + g] = dpc_sched_reduce(s, dst, slot[cur] + o, in + rp->boff[rb] + o,
+                                                 n / es, dt, op, DPC_AFTER(rv));
+            all[nall++] = red[cur * ms + g];
+        }
+    }
+    join = dpc_sched_nop(s, all, nall);
+out:
+    if (!red || !snd || !all)
+        dpc_sched_set_error(s, DPC_ERR_NOMEM);
+    free(red);
+    free(snd);
+    free(all);
+    return join;
+}
+
+dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf)
+{
+    dpc_sched_t *s = rp->s;
+    int p = rp->p, me = rp->me;
+    size_t ms = max_segs(p, rp->blen, rp->seg);
+    int right = rank_at(rp, me + 1), left = rank_at(rp, me - 1);
+    dpc_step_id_t *rcv = malloc(sizeof(dpc_step_id_t) * (ms ? ms : 1));
+    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)p * 2 * (ms ? ms : 1));
+    int nall = 0;
+    dpc_step_id_t join;
+    if (!rcv || !all) {
+        dpc_sched_set_error(s, DPC_ERR_NOMEM);
+        join = DPC_STEP_NONE;
+        goto out;
+    }
+    for (int k = 0; k < p - 1; k++) {
+        int sb = mod(me - k, p), rb = mod(me - k - 1, p);
+        size_t ns = nsegs(rp->blen[sb], rp->seg);
+        for (size_t g = 0; g < ns; g++) {
+            size_t o = g * rp->seg;
+            size_t n = rp->blen[sb] - o < rp->seg ? rp->blen[sb] - o : rp->seg;
+            /* the block sent at step k is the one received at step k-1 */
+            all[nall++] = dpc_sched_send(s, right, rp->tag0 + (uint32_t)(k * ms + g),
+                                         buf + rp->boff[sb] + o, n,
+                                         DPC_AFTER(k == 0 ? rp->after : rcv[g]));
+        }
+        size_t nr = nsegs(rp->blen[rb], rp->seg);
+        for (size_t g = 0; g < nr; g++) {
+            size_t o = g * rp->seg;
+            size_t n = rp->blen[rb] - o < rp->seg ? rp->blen[rb] - o : rp->seg;
+            rcv[g] = dpc_sched_recv(s, left, rp->tag0 + (uint32_t)(k * ms + g),
+                                    buf + rp->boff[rb] + o, n, DPC_AFTER(rp->after));
+            all[nall++] = rcv[g];
+        }
+    }
+    join = dpc_sched_nop(s, all, nall);
+out:
+    free(rcv);
+    free(all);
+    return join;
+}
+
+static uint64_t sum_except(int p, const size_t *blen, int skip, size_t seg)
+{
+    uint64_t t = 0;
+    for (int b = 0; b < p; b++)
+        if (b != skip)
+            t += seg ? nsegs(blen[b], seg) : blen[b];
+    return t;
+}
+
+uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen)
+{
+    return p > 1 ? sum_except(p, blen, me, 0) : 0;
+}
+
+uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen)
+{
+    return p > 1 ? sum_except(p, blen, mod(me + 1, p), 0) : 0;
+}
+
+uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg)
+{
+    return p > 1 ? sum_except(p, blen, me, seg) : 0;
+}
+
+uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg)
+{
+    return p > 1 ? sum_except(p, blen, mod(me + 1, p), seg) : 0;
+}

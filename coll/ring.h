@@ -1,0 +1,60 @@
+/*
+ * The two phases of ring algorithms, shared by allreduce_ring,
+ * reduce_scatter_ring, allgather_ring and bcast_scatter_allgather.
+ *
+ * p members sit on a ring; member at position i is rank (i + shift) % p and
+ * initially owns block i. Blocks are byte ranges (boff[b], blen[b]) of the
+ * caller's buffers; each is cut into segments of at most `seg` bytes, and
+ * every segment travels as its own message, so a segment can be forwarded
+ * (or reduced and forwarded) as soon as it arrives: the pipeline that keeps
+ * both links and the reduction busy on large buffers.
+ */
+#ifndef DPC_RING_H
+#define DPC_RING_H
+
+#include "dpc_sched.h"
+
+typedef struct ring_phase {
+    dpc_sched_t *s;
+    int p, me, shift;
+    const size_t *boff, *blen;   /* bytes, indexed by block (= owning position) */
+    size_t seg;                  /* segment bytes, a multiple of the element size */
+    uint32_t tag0;               /* first step tag this phase may use */
+    dpc_step_id_t after;         /* every first access waits for this step */
+} ring_phase_t;
+
+/* Pick a segment size: `want` rounded down to whole elements, but large enough
+ * that all segments of two phases fit in the step-tag space. */
+size_t ring_seg_bytes(size_t want, size_t elsize, int p, const size_t *blen);
+/* Number of step tags one phase uses. */
+uint32_t ring_phase_tags(const ring_phase_t *rp);
+
+/*
+ * Reduce-scatter phase: p-1 steps; at step k a member sends block me-k-1 to
+ * the right and receives block me-k-2 from the left, reducing it with its own
+ * input (received partial on the left: the same order on every run). After
+ * it, the member holds the reduction of block `me` in `out`.
+ *   in:    the member's input, whole-vector layout
+ *   accum: whole-vector layout buffer for partial results (may be `in`), or
+ *          NULL to keep partials in schedule scratch
+ * Returns a step that completes when the phase is done.
+ */
+dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, char *accum,
+                                        char *out, dpc_dtype_t dt, dpc_op_t op);
+
+/*
+ * Allgather phase: p-1 steps; at step k a member forwards block me-k to the
+ * right and receives block me-k-1 from the left, straight into buf.
+ * Returns a step that completes when the phase is done.
+ */
+dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf);
+
+/* Bytes and messages one member sends in each phase, closed form: the
+ * reduce-scatter phase sends every block but its own, the allgather phase
+ * every block but the one of its right neighbour. */
+uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen);
+uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen);
+uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg);
+uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * Collective arguments and the algorithm registry.
+ *
+ * An algorithm is a build function that turns one rank's arguments into a
+ * schedule (no transport calls, no blocking, no globals), plus its closed-form
+ * cost and traffic. Registering it in coll/registry.c is all it takes to join
+ * the selection, the tools and the test matrix.
+ */
+#ifndef DPC_COLL_H
+#define DPC_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dpc_sched.h"
+#include "dpc_types.h"
+
+typedef enum {
+    DPC_ALLREDUCE,
+    DPC_REDUCE_SCATTER_BLOCK,   /* equal blocks: count per rank */
+    DPC_REDUCE_SCATTER,         /* per-rank counts[] */
+    DPC_ALLGATHER,              /* equal blocks: count per rank */
+    DPC_ALLGATHERV,             /* counts[], displs[] */
+    DPC_BCAST,
+    DPC_ALLTOALL,               /* count per pair */
+    DPC_ALLTOALLV,              /* scounts/sdispls, counts/displs (receive side) */
+    DPC_COLL_COUNT
+} dpc_coll_t;
+
+/*
+ * One rank's view of a collective. Counts and displacements are in elements
+ * of dtype. Which fields matter:
+ *   ALLREDUCE            sbuf, rbuf, count (whole vector), op
+ *   REDUCE_SCATTER_BLOCK sbuf (p*count), rbuf (count), op
+ *   REDUCE_SCATTER       sbuf (sum counts), rbuf (counts[rank]), counts, op
+ *   ALLGATHER            sbuf (count), rbuf (p*count)
+ *   ALLGATHERV           sbuf (counts[rank]), rbuf, counts, displs
+ *   BCAST                rbuf (the buffer), count, root
+ *   ALLTOALL             sbuf (p*count), rbuf (p*count)
+ *   ALLTOALLV            sbuf, scounts, sdispls, rbuf, counts, displs
+ * in_place follows MPI_IN_PLACE: the input is taken from rbuf (allreduce,
+ * reduce-scatter: the whole input vector; alltoall: the send data), or for
+ * allgather the rank's own block is already at its place in rbuf.
+ * counts/displs must be the same on every rank (as MPI requires); scounts and
+ * sdispls are this rank's own.
+ */
+typedef struct dpc_coll_args {
+    dpc_coll_t coll;
+    int rank, size;
+    const void *sbuf;
+    void *rbuf;
+    bool in_place;
+    size_t count;
+    const size_t *counts, *displs;
+    const size_t *scounts, *sdispls;
+    dpc_dtype_t dtype;
+    dpc_op_t op;
+    int root;
+    size_t seg_bytes;   /* pipeline segment size for chunked algorithms; 0 = default */
+} dpc_coll_args_t;
+
+/* Alpha-beta-gamma (Hockney) cost parameters: a message of n bytes costs
+ * alpha + n*beta seconds, reducing n bytes costs n*gamma seconds. */
+typedef struct dpc_cost_params {
+    double alpha;   /* seconds per message */
+    double beta;    /* seconds per byte (1 / bandwidth) */
+    double gamma;   /* seconds per byte reduced */
+} dpc_cost_params_t;
+
+/* Restrictions an algorithm states about its inputs. */
+#define DPC_ALGO_EQUAL_COUNTS_ONLY 0x1u  /* alltoallv: Bruck cannot relay unknown sizes */
+
+typedef struct dpc_algo {
+    const char *name;
+    dpc_coll_t coll;
+    unsigned flags;
+    dpc_status_t (*build)(const dpc_coll_args_t *a, dpc_sched_t *s);
+    /* Predicted time of the whole collective. */
+    double (*cost)(const dpc_coll_args_t *a, const dpc_cost_params_t *c);
+    /* Closed-form bytes and messages that rank `rank` sends. */
+    uint64_t (*bytes_sent)(const dpc_coll_args_t *a, int rank);
+    uint64_t (*msgs_sent)(const dpc_coll_args_t *a, int rank);
+} dpc_algo_t;
+
+const char *dpc_coll_name(dpc_coll_t c);
+int dpc_coll_from_name(const char *name);   /* -1 if unknown */
+bool dpc_coll_reduces(dpc_coll_t c);
+
+/* Every registered algorithm; NULL-terminated. */
+const dpc_algo_t *const *dpc_algos(void);
+const dpc_algo_t *dpc_algo_find(dpc_coll_t c, const char *name);
+/* True when the algorithm can run these arguments (flags vs. counts). */
+bool dpc_algo_applies(const dpc_algo_t *al, const dpc_coll_args_t *a);
+
+/* Default pipeline segment in bytes, and the effective one for a call. */
+#define DPC_DEFAULT_SEG_BYTES (256u * 1024u)
+static inline size_t dpc_seg_bytes(const dpc_coll_args_t *a)
+{
+    return a->seg_bytes ? a->seg_bytes : DPC_DEFAULT_SEG_BYTES;
+}
+
+#endif

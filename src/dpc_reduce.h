@@ -1,0 +1,20 @@
+/* Host reduction kernels: dst[i] = a[i] OP b[i] for every MPI predefined op
+ * over the types it applies to. dst may be a or b (exactly), never a partial
+ * overlap. a is the left operand: algorithms pass the lower-ranked
+ * contribution there so that the order of operands, and so every bit of the
+ * result, is the same on every rank. */
+#ifndef DPC_REDUCE_H
+#define DPC_REDUCE_H
+
+#include "dpc_status.h"
+#include "dpc_types.h"
+
+typedef void (*dpc_reduce_fn_t)(void *dst, const void *a, const void *b, size_t n);
+
+/* NULL when MPI does not define op on dt. */
+dpc_reduce_fn_t dpc_reduce_kernel(dpc_op_t op, dpc_dtype_t dt);
+
+dpc_status_t dpc_reduce_host(void *dst, const void *a, const void *b, size_t count,
+                             dpc_dtype_t dt, dpc_op_t op);
+
+#endif

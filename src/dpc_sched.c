@@ -1,0 +1,503 @@
+/*
+ * Schedule engine. Steps live in one array; dependencies are collected as
+ * edges while building and turned into a successor table (CSR) at start, so
+ * completing a step costs O(successors). Steps become ready when their last
+ * dependency completes and run in the order they became ready.
+ *
+ * Completions of SEND/RECV come from transport callbacks, which may run while
+ * this file is inside progress() or cancel(): a callback only marks its step
+ * done and queues the successors that became ready; it never issues work
+ * itself, so there is no re-entrancy to reason about.
+ */
+#include "config.h"
+#include "dpc_sched.h"
+#include "dpc_reduce.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP } step_kind_t;
+typedef enum { ST_WAITING, ST_ISSUED, ST_DONE } step_state_t;
+typedef enum { S_BUILDING, S_RUNNING, S_DONE, S_FAILED } sched_state_t;
+
+typedef struct step {
+    dpc_sched_t *sched;
+    uint8_t kind, state;
+    int32_t peer;
+    uint32_t tag;
+    int32_t npending;       /* dependencies not yet done */
+    int32_t succ_begin;     /* successors: succ[succ_begin .. succ_begin+nsucc) */
+    int32_t nsucc;
+    void *dst;
+    const void *a, *b;
+    size_t count;           /* bytes (send/recv/copy) or elements (reduce) */
+    dpc_dtype_t dt;
+    dpc_op_t op;
+    dpc_xfer_t *xfer;
+} step_t;
+
+typedef struct { int32_t from, to; } edge_t;
+
+struct dpc_sched {
+    dpc_sched_params_t prm;
+    sched_state_t state;
+    dpc_status_t status;     /* first error, or DPC_OK */
+    int failed_step;
+    step_t *steps;
+    int nsteps, cap_steps;
+    edge_t *edges;
+    int nedges, cap_edges;
+    int32_t *succ;
+    int32_t *ready;          /* FIFO; each step enters once, so nsteps slots */
+    int ready_head, ready_tail;
+    int ndone, inflight;
+    void **scratch;
+    int nscratch, cap_scratch;
+    uint64_t start_ns;
+    int *waiting;            /* peers in flight at failure */
+    int nwaiting;
+    dpc_sched_stats_t stats;
+};
+
+static void set_error(dpc_sched_t *s, dpc_status_t st, int step)
+{
+    if (s->status == DPC_OK) {
+        s->status = st;
+        s->failed_step = step;
+    }
+}
+
+static int grow(void **arr, int *cap, int need, size_t elsize)
+{
+    if (need <= *cap)
+        return 0;
+    int ncap = *cap ? *cap * 2 : 64;
+    while (ncap < need)
+        ncap *= 2;
+    void *n = realloc(*arr, (size_t)ncap * elsize);
+    if (!n)
+        return -1;
+    *arr = n;
+    *cap = ncap;
+    return 0;
+}
+
+dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p)
+{
+    if (!params || !params->tp || !sched_p ||
+        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        return DPC_ERR_ARG;
+    dpc_sched_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return DPC_ERR_NOMEM;
+    s->prm = *params;
+    s->state = S_BUILDING;
+    s->failed_step = -1;
+    *sched_p = s;
+    return DPC_OK;
+}
+
+void *dpc_sched_scratch(dpc_sched_t *s, size_t bytes)
+{
+    void *p = NULL;
+    if (s->state != S_BUILDING) {
+        set_error(s, DPC_ERR_STATE, -1);
+        return NULL;
+    }
+    if (grow((void **)&s->scratch, &s->cap_scratch, s->nscratch + 1, sizeof(void *)) ||
+        posix_memalign(&p, 64, bytes ? bytes : 1)) {
+        set_error(s, DPC_ERR_NOMEM, -1);
+        return NULL;
+    }
+    s->scratch[s->nscratch++] = p;
+    return p;
+}
+
+static dpc_step_id_t add_step(dpc_sched_t *s, const step_t *proto,
+                              const dpc_step_id_t *deps, int ndeps)
+{
+    if (s->state != S_BUILDING) {
+        set_error(s, DPC_ERR_STATE, -1);
+        return DPC_STEP_NONE;
+    }
+    if (s->status != DPC_OK)
+        return DPC_STEP_NONE;
+    if (grow((void **)&s->steps, &s->cap_steps, s->nsteps + 1, sizeof(step_t)) ||
+        grow((void **)&s->edges, &s->cap_edges, s->nedges + ndeps, sizeof(edge_t))) {
+        set_error(s, DPC_ERR_NOMEM, -1);
+        return DPC_STEP_NONE;
+    }
+    int id = s->nsteps;
+    for (int i = 0; i < ndeps; i++) {
+        if (deps[i] == DPC_STEP_NONE)
+            continue;
+        if (deps[i] < 0 || deps[i] >= id) {   /* only earlier steps: no cycles */
+            set_error(s, DPC_ERR_ARG, id);
+            return DPC_STEP_NONE;
+        }
+        s->edges[s->nedges++] = (edge_t){deps[i], id};
+    }
+    step_t *st = &s->steps[s->nsteps++];
+    *st = *proto;
+    st->sched = s;
+    st->state = ST_WAITING;
+    st->npending = 0;
+    return id;
+}
+
+dpc_step_id_t dpc_sched_send(dpc_sched_t *s, int peer, uint32_t tag, const void *buf,
+                             size_t bytes, const dpc_step_id_t *deps, int ndeps)
+{
+    if (peer < 0 || peer >= s->prm.tp->size) {
+        set_error(s, DPC_ERR_ARG, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_SEND, .peer = peer, .tag = tag, .a = buf, .count = bytes};
+    return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_recv(dpc_sched_t *s, int peer, uint32_t tag, void *buf,
+                             size_t bytes, const dpc_step_id_t *deps, int ndeps)
+{
+    if (peer < 0 || peer >= s->prm.tp->size) {
+        set_error(s, DPC_ERR_ARG, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_RECV, .peer = peer, .tag = tag, .dst = buf, .count = bytes};
+    return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_reduce(dpc_sched_t *s, void *dst, const void *a, const void *b,
+                               size_t count, dpc_dtype_t dt, dpc_op_t op,
+                               const dpc_step_id_t *deps, int ndeps)
+{
+    if (!dpc_op_valid(op, dt)) {
+        set_error(s, DPC_ERR_UNSUPPORTED, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_REDUCE, .peer = -1, .dst = dst, .a = a, .b = b,
+                .count = count, .dt = dt, .op = op};
+    return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
+                             const dpc_step_id_t *deps, int ndeps)
+{
+    step_t p = {.kind = STEP_COPY, .peer = -1, .dst = dst, .a = src, .count = bytes};
+    return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_nop(dpc_sched_t *s, const dpc_step_id_t *deps, int ndeps)
+{
+    step_t p = {.kind = STEP_NOP, .peer = -1};
+    return add_step(s, &p, deps, ndeps);
+}
+
+void dpc_sched_set_error(dpc_sched_t *s, dpc_status_t st)
+{
+    set_error(s, st, -1);
+}
+
+int dpc_sched_nsteps(const dpc_sched_t *s)
+{
+    return s->nsteps;
+}
+
+static void push_ready(dpc_sched_t *s, int id)
+{
+    s->ready[s->ready_tail++] = id;
+}
+
+static void complete_step(dpc_sched_t *s, step_t *st)
+{
+    st->state = ST_DONE;
+    s->ndone++;
+    if (s->status != DPC_OK)
+        return;     /* failed: successors never run */
+    const int32_t *succ = s->succ + st->succ_begin;
+    for (int i = 0; i < st->nsucc; i++)
+        if (--s->steps[succ[i]].npending == 0)
+            push_ready(s, succ[i]);
+}
+
+static void xfer_done(void *arg, dpc_status_t status)
+{
+    step_t *st = arg;
+    dpc_sched_t *s = st->sched;
+    st->xfer = NULL;
+    s->inflight--;
+    if (status != DPC_OK)
+        set_error(s, status, (int)(st - s->steps));
+    complete_step(s, st);
+}
+
+static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
+{
+    if (st->kind == STEP_COPY) {
+        if (st->count && st->dst != st->a)
+            memmove(st->dst, st->a, st->count);
+        s->stats.copies++;
+        s->stats.bytes_copied += st->count;
+        return DPC_OK;
+    }
+    if (st->kind == STEP_REDUCE) {
+        s->stats.reduces++;
+        s->stats.elems_reduced += st->count;
+        if (s->prm.mem != DPC_MEM_HOST) {
+            if (!s->prm.device_reduce)
+                return DPC_ERR_UNSUPPORTED;
+            return s->prm.device_reduce(st->dst, st->a, st->b, st->count, st->dt, st->op,
+                                        s->prm.mem, s->prm.device_ctx);
+        }
+        return dpc_reduce_host(st->dst, st->a, st->b, st->count, st->dt, st->op);
+    }
+    return DPC_OK;  /* NOP */
+}
+
+static void run_ready(dpc_sched_t *s)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
+        int id = s->ready[s->ready_head++];
+        step_t *st = &s->steps[id];
+        uint64_t tag = s->prm.tag_base | st->tag;
+        dpc_status_t rc;
+        switch (st->kind) {
+        case STEP_SEND:
+            rc = tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem,
+                                xfer_done, st, &st->xfer);
+            if (rc == DPC_OK) {
+                st->state = ST_ISSUED;
+                s->inflight++;
+                s->stats.sends++;
+                s->stats.bytes_sent += st->count;
+            }
+            break;
+        case STEP_RECV:
+            rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem,
+                                xfer_done, st, &st->xfer);
+            if (rc == DPC_OK) {
+                st->state = ST_ISSUED;
+                s->inflight++;
+                s->stats.recvs++;
+                s->stats.bytes_recvd += st->count;
+            }
+            break;
+        default:
+            rc = run_local(s, st);
+            if (rc == DPC_OK)
+                complete_step(s, st);
+            break;
+        }
+        if (rc != DPC_OK)
+            set_error(s, rc, id);
+    }
+}
+
+dpc_status_t dpc_sched_start(dpc_sched_t *s)
+{
+    if (s->state != S_BUILDING)
+        return DPC_ERR_STATE;
+    if (s->status != DPC_OK) {       /* an error while building */
+        s->state = S_FAILED;
+        return s->status;
+    }
+    int n = s->nsteps;
+    s->succ = malloc(sizeof(int32_t) * (size_t)(s->nedges ? s->nedges : 1));
+    s->ready = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!s->succ || !s->ready) {
+        s->state = S_FAILED;
+        s->status = DPC_ERR_NOMEM;
+        return s->status;
+    }
+    /* successor table: count, prefix-sum, fill */
+    for (int i = 0; i < n; i++)
+        s->steps[i].nsucc = 0;
+    for (int e = 0; e < s->nedges; e++) {
+        s->steps[s->edges[e].from].nsucc++;
+        s->steps[s->edges[e].to].npending++;
+    }
+    int pos = 0;
+    for (int i = 0; i < n; i++) {
+        s->steps[i].succ_begin = pos;
+        pos += s->steps[i].nsucc;
+        s->steps[i].nsucc = 0;
+    }
+    for (int e = 0; e < s->nedges; e++) {
+        step_t *from = &s->steps[s->edges[e].from];
+        s->succ[from->succ_begin + from->nsucc++] = s->edges[e].to;
+    }
+    free(s->edges);
+    s->edges = NULL;
+    s->nedges = s->cap_edges = 0;
+    for (int i = 0; i < n; i++)
+        if (s->steps[i].npending == 0)
+            push_ready(s, i);
+    s->state = S_RUNNING;
+    s->start_ns = s->prm.tp->ops->now_ns(s->prm.tp);
+    return dpc_sched_test(s) == DPC_INPROGRESS ? DPC_OK : s->status;
+}
+
+static void record_waiting(dpc_sched_t *s)
+{
+    free(s->waiting);
+    s->nwaiting = 0;
+    s->waiting = malloc(sizeof(int) * (size_t)(s->inflight ? s->inflight : 1));
+    if (!s->waiting)
+        return;
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].state == ST_ISSUED)
+            s->waiting[s->nwaiting++] = s->steps[i].peer;
+}
+
+static void cancel_inflight(dpc_sched_t *s)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    for (int i = 0; i < s->nsteps; i++) {
+        step_t *st = &s->steps[i];
+        if (st->state == ST_ISSUED && st->xfer)
+            tp->ops->cancel(tp, st->xfer);
+    }
+}
+
+static dpc_status_t fail(dpc_sched_t *s)
+{
+    record_waiting(s);
+    s->state = S_FAILED;
+    cancel_inflight(s);
+    return s->status;
+}
+
+dpc_status_t dpc_sched_test(dpc_sched_t *s)
+{
+    if (s->state == S_DONE)
+        return DPC_OK;
+    if (s->state == S_FAILED)
+        return s->status;
+    if (s->state != S_RUNNING)
+        return DPC_ERR_STATE;
+    dpc_transport_t *tp = s->prm.tp;
+    run_ready(s);
+    if (s->status == DPC_OK && s->ndone < s->nsteps) {
+        tp->ops->progress(tp);
+        run_ready(s);
+    }
+    if (s->status != DPC_OK)
+        return fail(s);
+    if (s->ndone == s->nsteps) {
+        s->state = S_DONE;
+        return DPC_OK;
+    }
+    if (s->prm.timeout_ns && tp->ops->now_ns(tp) - s->start_ns > s->prm.timeout_ns) {
+        set_error(s, DPC_ERR_TIMEOUT, -1);
+        return fail(s);
+    }
+    return DPC_INPROGRESS;
+}
+
+dpc_status_t dpc_sched_wait(dpc_sched_t *s)
+{
+    dpc_status_t st;
+    while ((st = dpc_sched_test(s)) == DPC_INPROGRESS)
+        s->prm.tp->ops->idle_wait(s->prm.tp, 1000000);
+    return st;
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void dpc_sched_destroy(dpc_sched_t *s)
+{
+    if (!s)
+        return;
+    if (s->inflight > 0) {
+        /* The transport may still write into our buffers until every
+         * callback has come: cancel and wait for them (bounded). */
+        dpc_transport_t *tp = s->prm.tp;
+        set_error(s, DPC_ERR_CANCELED, -1);
+        cancel_inflight(s);
+        uint64_t t0 = wall_ns();
+        while (s->inflight > 0 && wall_ns() - t0 < 10000000000ull) {
+            if (!tp->ops->progress(tp))
+                tp->ops->idle_wait(tp, 1000000);
+        }
+        if (s->inflight > 0) {
+            /* never free memory a transport may still write into */
+            fprintf(stderr, "libdpcoll: %d transfers did not complete after cancel; "
+                    "leaking their schedule\n", s->inflight);
+            return;
+        }
+    }
+    for (int i = 0; i < s->nscratch; i++)
+        free(s->scratch[i]);
+    free(s->scratch);
+    free(s->steps);
+    free(s->edges);
+    free(s->succ);
+    free(s->ready);
+    free(s->waiting);
+    free(s);
+}
+
+int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
+{
+    if (s->state == S_FAILED) {
+        for (int i = 0; i < s->nwaiting && i < max; i++)
+            peers[i] = s->waiting[i];
+        return s->nwaiting;
+    }
+    int n = 0;
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].state == ST_ISSUED) {
+            if (n < max)
+                peers[n] = s->steps[i].peer;
+            n++;
+        }
+    return n;
+}
+
+void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
+{
+    static const char *const kinds[] = {"send", "recv", "reduce", "copy", "nop"};
+    size_t off = 0;
+    int n = snprintf(buf, len, "%s", dpc_status_str(s->status));
+    off = n > 0 ? (size_t)n : 0;
+    if (s->failed_step >= 0 && off < len) {
+        const step_t *st = &s->steps[s->failed_step];
+        n = snprintf(buf + off, len - off, " in step %d (%s", s->failed_step, kinds[st->kind]);
+        off += n > 0 ? (size_t)n : 0;
+        if (st->peer >= 0 && off < len) {
+            n = snprintf(buf + off, len - off, " %s rank %d", st->kind == STEP_SEND ? "to" : "from",
+                         st->peer);
+            off += n > 0 ? (size_t)n : 0;
+        }
+        if (off < len) {
+            n = snprintf(buf + off, len - off, ")");
+            off += n > 0 ? (size_t)n : 0;
+        }
+    }
+    if (s->state == S_FAILED && s->nwaiting > 0 && off < len) {
+        n = snprintf(buf + off, len - off, "; still waiting for rank%s", s->nwaiting > 1 ? "s" : "");
+        off += n > 0 ? (size_t)n : 0;
+        for (int i = 0; i < s->nwaiting && off < len; i++) {
+            /* list each peer once */
+            int seen = 0;
+            for (int j = 0; j < i; j++)
+                seen |= s->waiting[j] == s->waiting[i];
+            if (seen)
+                continue;
+            n = snprintf(buf + off, len - off, " %d", s->waiting[i]);
+            off += n > 0 ? (size_t)n : 0;
+        }
+    }
+}
+
+void dpc_sched_get_stats(const dpc_sched_t *s, dpc_sched_stats_t *st)
+{
+    *st = s->stats;
+}

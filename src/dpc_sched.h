@@ -1,0 +1,98 @@
+/*
+ * The schedule engine: a collective is a DAG of steps (SEND, RECV, REDUCE,
+ * COPY) with dependencies, built by an algorithm and then progressed here.
+ * The schedule owns its scratch memory. A failed step fails the schedule:
+ * everything still pending is cancelled, and the first error is reported
+ * together with the peers the schedule was still waiting for.
+ *
+ * Build:   dpc_sched_create, dpc_sched_send/recv/reduce/copy, dpc_sched_scratch
+ * Run:     dpc_sched_start, then dpc_sched_test until it is not INPROGRESS
+ *          (or dpc_sched_wait); dpc_sched_destroy in any state.
+ */
+#ifndef DPC_SCHED_H
+#define DPC_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpc_status.h"
+#include "dpc_types.h"
+#include "dpc_transport.h"
+
+typedef struct dpc_sched dpc_sched_t;
+typedef int dpc_step_id_t;           /* index of a step; negative = none */
+#define DPC_STEP_NONE (-1)
+
+/* Step-tag bits an algorithm may use; the rest of the 64-bit tag belongs to
+ * the caller's tag_base (communicator id, collective sequence number). */
+#define DPC_STEP_TAG_BITS 32
+
+/* Dependency lists: DPC_AFTER(a, b) expands to "array, count". Entries that
+ * are DPC_STEP_NONE are ignored, so an algorithm can pass "the previous step"
+ * without special-casing the first one. */
+#define DPC_AFTER(...) ((const dpc_step_id_t[]){__VA_ARGS__}), \
+    ((int)(sizeof((dpc_step_id_t[]){__VA_ARGS__}) / sizeof(dpc_step_id_t)))
+#define DPC_NO_DEPS NULL, 0
+
+/* How a reduce step on non-host memory is carried out (the CUDA layer plugs
+ * in here). Without one, a reduce on device memory fails as unsupported:
+ * host code never dereferences a device pointer. */
+typedef dpc_status_t (*dpc_device_reduce_fn_t)(void *dst, const void *a, const void *b,
+                                               size_t count, dpc_dtype_t dt, dpc_op_t op,
+                                               dpc_memtype_t mem, void *ctx);
+
+typedef struct dpc_sched_params {
+    dpc_transport_t *tp;
+    uint64_t tag_base;            /* low DPC_STEP_TAG_BITS must be zero */
+    uint64_t timeout_ns;          /* 0 = wait forever */
+    dpc_memtype_t mem;            /* memory type of the user buffers and scratch */
+    dpc_device_reduce_fn_t device_reduce;
+    void *device_ctx;
+} dpc_sched_params_t;
+
+dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p);
+void dpc_sched_destroy(dpc_sched_t *s);
+
+/* Scratch owned by the schedule, 64-byte aligned, freed with it. NULL on
+ * failure; the schedule then also remembers DPC_ERR_NOMEM for start(). */
+void *dpc_sched_scratch(dpc_sched_t *s, size_t bytes);
+
+/* Each returns the new step's id, or DPC_STEP_NONE after an error, which
+ * start() then reports (so builders need not check every call). A zero-byte
+ * SEND/RECV is a legal step; algorithms skip them on both sides alike. */
+dpc_step_id_t dpc_sched_send(dpc_sched_t *s, int peer, uint32_t tag, const void *buf,
+                             size_t bytes, const dpc_step_id_t *deps, int ndeps);
+dpc_step_id_t dpc_sched_recv(dpc_sched_t *s, int peer, uint32_t tag, void *buf,
+                             size_t bytes, const dpc_step_id_t *deps, int ndeps);
+/* dst[i] = a[i] op b[i]; dst may equal a or b. */
+dpc_step_id_t dpc_sched_reduce(dpc_sched_t *s, void *dst, const void *a, const void *b,
+                               size_t count, dpc_dtype_t dt, dpc_op_t op,
+                               const dpc_step_id_t *deps, int ndeps);
+dpc_step_id_t dpc_sched_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
+                             const dpc_step_id_t *deps, int ndeps);
+/* A step that does nothing: a join point for many dependencies. */
+dpc_step_id_t dpc_sched_nop(dpc_sched_t *s, const dpc_step_id_t *deps, int ndeps);
+
+/* A builder that cannot go on records why; start() then reports it. */
+void dpc_sched_set_error(dpc_sched_t *s, dpc_status_t st);
+
+dpc_status_t dpc_sched_start(dpc_sched_t *s);
+/* Progress once: DPC_OK when complete, DPC_INPROGRESS, or the first error. */
+dpc_status_t dpc_sched_test(dpc_sched_t *s);
+/* Progress until done or failed; yields the CPU while idle. */
+dpc_status_t dpc_sched_wait(dpc_sched_t *s);
+
+int dpc_sched_nsteps(const dpc_sched_t *s);
+/* Peers of the steps that were still in flight when the schedule failed (or
+ * now, while it runs); writes at most max, returns how many there are. */
+int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max);
+/* A one-line description of the failure: status, failed step, peers waited for. */
+void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len);
+
+/* For tests: counters of what this schedule did. */
+typedef struct dpc_sched_stats {
+    uint64_t sends, recvs, reduces, copies;
+    uint64_t bytes_sent, bytes_recvd, elems_reduced, bytes_copied;
+} dpc_sched_stats_t;
+void dpc_sched_get_stats(const dpc_sched_t *s, dpc_sched_stats_t *st);
+
+#endif

@@ -1,0 +1,416 @@
+/*
+ * Simulated transport. Every transfer is a dpc_xfer on exactly one list:
+ *   sends: in flight (sim->wire) -> arrived (dest's unexpected) -> done
+ *   recvs: posted (owner's posted) -> done
+ *   done:  the owner's completion queue, whose callbacks fire in the owner's
+ *          progress() (never inside isend/irecv, as the contract says)
+ * A send and a receive match on (source, destination, 64-bit tag), taking the
+ * oldest candidate on each side.
+ */
+#include "config.h"
+#include "dpc_sim.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { X_SEND, X_RECV };
+
+struct dpc_xfer {
+    struct dpc_xfer *prev, *next;
+    int kind, owner, peer;
+    uint64_t tag;
+    void *buf;
+    size_t len;
+    dpc_xfer_cb_t cb;
+    void *arg;
+    dpc_status_t result;
+    int list;               /* which list it is on (for cancel) */
+};
+
+typedef struct xlist { struct dpc_xfer *head, *tail; int n; } xlist_t;
+
+enum { L_NONE, L_WIRE, L_UNEXPECTED, L_POSTED, L_DONE };
+
+typedef struct sim_rank {
+    dpc_transport_t tp;
+    dpc_sim_t *sim;
+    xlist_t unexpected, posted, done;
+    uint64_t nsends, nrecvs;
+    int fail_send_at, fail_recv_at;
+    bool dead;
+    uint64_t msgs, bytes;
+} sim_rank_t;
+
+struct dpc_sim {
+    int p;
+    sim_rank_t *ranks;
+    xlist_t wire;
+    uint64_t events, now, rng;
+    int pending;
+    bool reorder;
+    uint64_t *pair_bytes, *pair_msgs;
+};
+
+static void xl_push(xlist_t *l, struct dpc_xfer *x, int which)
+{
+    x->next = NULL;
+    x->prev = l->tail;
+    if (l->tail)
+        l->tail->next = x;
+    else
+        l->head = x;
+    l->tail = x;
+    l->n++;
+    x->list = which;
+}
+
+static void xl_remove(xlist_t *l, struct dpc_xfer *x)
+{
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        l->head = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    else
+        l->tail = x->prev;
+    l->n--;
+    x->prev = x->next = NULL;
+    x->list = L_NONE;
+}
+
+static uint64_t rng_next(dpc_sim_t *sim)
+{
+    /* xorshift64*: tiny, seedable, good enough to shuffle deliveries */
+    uint64_t x = sim->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    sim->rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static sim_rank_t *rank_of_tp(dpc_transport_t *tp)
+{
+    return (sim_rank_t *)tp;  /* tp is the first member */
+}
+
+static xlist_t *list_of(dpc_sim_t *sim, struct dpc_xfer *x)
+{
+    switch (x->list) {
+    case L_WIRE: return &sim->wire;
+    case L_UNEXPECTED: return &sim->ranks[x->peer].unexpected; /* a send: at its dest */
+    case L_POSTED: return &sim->ranks[x->owner].posted;
+    case L_DONE: return &sim->ranks[x->owner].done;
+    default: return NULL;
+    }
+}
+
+static void finish(dpc_sim_t *sim, struct dpc_xfer *x, dpc_status_t st)
+{
+    xlist_t *l = list_of(sim, x);
+    if (l)
+        xl_remove(l, x);
+    x->result = st;
+    xl_push(&sim->ranks[x->owner].done, x, L_DONE);
+    sim->events++;
+}
+
+/* Copy the send's data into the receive and complete both. */
+static void match(dpc_sim_t *sim, struct dpc_xfer *snd, struct dpc_xfer *rcv)
+{
+    dpc_status_t st = DPC_OK;
+    if (snd->len > rcv->len)
+        st = DPC_ERR_TRUNCATE;
+    else if (snd->len)
+        memcpy(rcv->buf, snd->buf, snd->len);
+    finish(sim, snd, st);
+    finish(sim, rcv, st);
+}
+
+static struct dpc_xfer *find(xlist_t *l, int peer_field_is_owner, int who, uint64_t tag)
+{
+    for (struct dpc_xfer *x = l->head; x; x = x->next) {
+        int src = peer_field_is_owner ? x->owner : x->peer;
+        if (src == who && x->tag == tag)
+            return x;
+    }
+    return NULL;
+}
+
+static void arrive(dpc_sim_t *sim, struct dpc_xfer *snd)
+{
+    sim_rank_t *dst = &sim->ranks[snd->peer];
+    xl_remove(&sim->wire, snd);
+    sim->events++;
+    if (dst->dead) {
+        finish(sim, snd, DPC_ERR_PEER_LOST);
+        return;
+    }
+    /* posted recvs at dst: their peer is the source */
+    struct dpc_xfer *rcv = find(&dst->posted, 0, snd->owner, snd->tag);
+    if (rcv)
+        match(sim, snd, rcv);
+    else
+        xl_push(&dst->unexpected, snd, L_UNEXPECTED);
+}
+
+static dpc_status_t sim_isend(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
+                              size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    dpc_sim_t *sim = me->sim;
+    (void)mem;
+    if (peer < 0 || peer >= sim->p)
+        return DPC_ERR_ARG;
+    if (me->dead)
+        return DPC_ERR_PEER_LOST;
+    me->nsends++;
+    if (me->fail_send_at && me->nsends == (uint64_t)me->fail_send_at)
+        return DPC_ERR_TRANSPORT;
+    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.kind = X_SEND, .owner = tp->rank, .peer = peer, .tag = tag,
+                           .buf = (void *)buf, .len = len, .cb = cb, .arg = arg};
+    me->msgs++;
+    me->bytes += len;
+    if (sim->pair_bytes) {
+        sim->pair_bytes[(size_t)tp->rank * (size_t)sim->p + (size_t)peer] += len;
+        sim->pair_msgs[(size_t)tp->rank * (size_t)sim->p + (size_t)peer]++;
+    }
+    sim->pending++;
+    sim->events++;
+    *xfer_p = x;
+    if (sim->ranks[peer].dead)
+        finish(sim, x, DPC_ERR_PEER_LOST);
+    else
+        xl_push(&sim->wire, x, L_WIRE);
+    return DPC_OK;
+}
+
+static dpc_status_t sim_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
+                              size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    dpc_sim_t *sim = me->sim;
+    (void)mem;
+    if (peer < 0 || peer >= sim->p)
+        return DPC_ERR_ARG;
+    if (me->dead)
+        return DPC_ERR_PEER_LOST;
+    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.kind = X_RECV, .owner = tp->rank, .peer = peer, .tag = tag,
+                           .buf = buf, .len = len, .cb = cb, .arg = arg};
+    sim->pending++;
+    sim->events++;
+    *xfer_p = x;
+    me->nrecvs++;
+    if (me->fail_recv_at && me->nrecvs == (uint64_t)me->fail_recv_at) {
+        finish(sim, x, DPC_ERR_TRANSPORT);
+        return DPC_OK;
+    }
+    if (sim->ranks[peer].dead) {
+        finish(sim, x, DPC_ERR_PEER_LOST);
+        return DPC_OK;
+    }
+    struct dpc_xfer *snd = find(&me->unexpected, 1, peer, tag);
+    if (snd)
+        match(sim, snd, x);
+    else
+        xl_push(&me->posted, x, L_POSTED);
+    return DPC_OK;
+}
+
+static int sim_progress(dpc_transport_t *tp)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    int n = 0;
+    /* fire callbacks; a callback may complete nothing else here (callbacks
+     * never post), so draining the queue once is enough */
+    struct dpc_xfer *x;
+    while ((x = me->done.head) != NULL) {
+        xl_remove(&me->done, x);
+        me->sim->pending--;
+        me->sim->events++;
+        x->cb(x->arg, x->result);
+        free(x);
+        n++;
+    }
+    return n;
+}
+
+static void sim_cancel(dpc_transport_t *tp, dpc_xfer_t *x)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    if (x->list == L_DONE)
+        return;    /* already finished: its callback comes with the real status */
+    finish(me->sim, x, DPC_ERR_CANCELED);
+}
+
+static uint64_t sim_now(dpc_transport_t *tp)
+{
+    return rank_of_tp(tp)->sim->now;
+}
+
+static void sim_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
+{
+    (void)tp;
+    (void)max_ns;   /* the driver decides what happens next */
+}
+
+static const dpc_transport_ops_t sim_ops = {
+    .isend = sim_isend, .irecv = sim_irecv, .progress = sim_progress,
+    .cancel = sim_cancel, .now_ns = sim_now, .idle_wait = sim_idle_wait,
+};
+
+dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts)
+{
+    if (p < 1)
+        return NULL;
+    dpc_sim_t *sim = calloc(1, sizeof(*sim));
+    if (!sim)
+        return NULL;
+    sim->p = p;
+    sim->ranks = calloc((size_t)p, sizeof(sim_rank_t));
+    if (!sim->ranks)
+        goto err;
+    if (opts && opts->per_peer_counters) {
+        sim->pair_bytes = calloc((size_t)p * (size_t)p, sizeof(uint64_t));
+        sim->pair_msgs = calloc((size_t)p * (size_t)p, sizeof(uint64_t));
+        if (!sim->pair_bytes || !sim->pair_msgs)
+            goto err;
+    }
+    sim->reorder = opts && opts->reorder_seed;
+    sim->rng = opts && opts->reorder_seed ? opts->reorder_seed : 1;
+    for (int r = 0; r < p; r++) {
+        sim->ranks[r].tp = (dpc_transport_t){.ops = &sim_ops, .rank = r, .size = p};
+        sim->ranks[r].sim = sim;
+    }
+    return sim;
+err:
+    dpc_sim_destroy(sim);
+    return NULL;
+}
+
+static void free_list(xlist_t *l)
+{
+    struct dpc_xfer *x = l->head, *n;
+    for (; x; x = n) {
+        n = x->next;
+        free(x);
+    }
+    l->head = l->tail = NULL;
+}
+
+void dpc_sim_destroy(dpc_sim_t *sim)
+{
+    if (!sim)
+        return;
+    free_list(&sim->wire);
+    if (sim->ranks)
+        for (int r = 0; r < sim->p; r++) {
+            free_list(&sim->ranks[r].unexpected);
+            free_list(&sim->ranks[r].posted);
+            free_list(&sim->ranks[r].done);
+        }
+    free(sim->ranks);
+    free(sim->pair_bytes);
+    free(sim->pair_msgs);
+    free(sim);
+}
+
+dpc_transport_t *dpc_sim_transport(dpc_sim_t *sim, int rank)
+{
+    return &sim->ranks[rank].tp;
+}
+
+int dpc_sim_size(const dpc_sim_t *sim)
+{
+    return sim->p;
+}
+
+int dpc_sim_deliver(dpc_sim_t *sim)
+{
+    int n = sim->wire.n;
+    if (n == 0)
+        return 0;
+    if (!sim->reorder) {
+        for (int i = 0; i < n; i++)
+            arrive(sim, sim->wire.head);
+        return n;
+    }
+    /* random subset (at least one), random order: pick uniformly each time */
+    int take = 1 + (int)(rng_next(sim) % (uint64_t)n);
+    for (int i = 0; i < take; i++) {
+        int k = (int)(rng_next(sim) % (uint64_t)sim->wire.n);
+        struct dpc_xfer *x = sim->wire.head;
+        while (k--)
+            x = x->next;
+        arrive(sim, x);
+    }
+    return take;
+}
+
+uint64_t dpc_sim_events(const dpc_sim_t *sim) { return sim->events; }
+uint64_t dpc_sim_now(const dpc_sim_t *sim) { return sim->now; }
+void dpc_sim_advance(dpc_sim_t *sim, uint64_t ns) { sim->now += ns; }
+int dpc_sim_pending(const dpc_sim_t *sim) { return sim->pending; }
+uint64_t dpc_sim_msgs_sent(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].msgs; }
+uint64_t dpc_sim_bytes_sent(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].bytes; }
+
+uint64_t dpc_sim_bytes_to(const dpc_sim_t *sim, int from, int to)
+{
+    return sim->pair_bytes ? sim->pair_bytes[(size_t)from * (size_t)sim->p + (size_t)to] : 0;
+}
+
+uint64_t dpc_sim_msgs_to(const dpc_sim_t *sim, int from, int to)
+{
+    return sim->pair_msgs ? sim->pair_msgs[(size_t)from * (size_t)sim->p + (size_t)to] : 0;
+}
+
+void dpc_sim_reset_counters(dpc_sim_t *sim)
+{
+    for (int r = 0; r < sim->p; r++)
+        sim->ranks[r].msgs = sim->ranks[r].bytes = 0;
+    if (sim->pair_bytes) {
+        memset(sim->pair_bytes, 0, sizeof(uint64_t) * (size_t)sim->p * (size_t)sim->p);
+        memset(sim->pair_msgs, 0, sizeof(uint64_t) * (size_t)sim->p * (size_t)sim->p);
+    }
+}
+
+void dpc_sim_fail_send(dpc_sim_t *sim, int rank, int k) { sim->ranks[rank].fail_send_at = k; }
+void dpc_sim_fail_recv(dpc_sim_t *sim, int rank, int k) { sim->ranks[rank].fail_recv_at = k; }
+bool dpc_sim_dead(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].dead; }
+
+void dpc_sim_kill(dpc_sim_t *sim, int q)
+{
+    sim_rank_t *dead = &sim->ranks[q];
+    dead->dead = true;
+    sim->events++;
+    /* everything in flight to or from q fails for the living side; q's own
+     * transfers fail too (its callbacks fire only if somebody progresses it) */
+    struct dpc_xfer *x, *n;
+    for (x = sim->wire.head; x; x = n) {
+        n = x->next;
+        if (x->owner == q || x->peer == q)
+            finish(sim, x, DPC_ERR_PEER_LOST);
+    }
+    for (int r = 0; r < sim->p; r++) {
+        sim_rank_t *rk = &sim->ranks[r];
+        for (x = rk->unexpected.head; x; x = n) {
+            n = x->next;
+            if (x->owner == q || r == q)
+                finish(sim, x, DPC_ERR_PEER_LOST);
+        }
+        for (x = rk->posted.head; x; x = n) {
+            n = x->next;
+            if (x->peer == q || r == q)
+                finish(sim, x, DPC_ERR_PEER_LOST);
+        }
+    }
+}
