@@ -35,7 +35,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         dpc_sched_recv(s, r + 1, tag_unfold, out, n, DPC_AFTER(sd));
         return DPC_OK;
     }
-    /* scratch: the fold's vector, then one region per halving step */
+    /* scratch: the fold's vector, then the halving's receive region (kept
+     * halves are nested, so each fits where the first one did) */
     char *tmp = dpc_sched_scratch(s, 2 * n);
     if (!tmp)
         return DPC_ERR_NOMEM;
@@ -75,7 +76,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         if (sbytes)
             sd = dpc_sched_send(s, peer, (uint32_t)k + 1, cur + soff, sbytes, DPC_AFTER(last));
         if (kcnt) {
-            rv = dpc_sched_recv(s, peer, (uint32_t)k + 1, region, kcnt * es, DPC_NO_DEPS);
+            /* the region is free once the previous reduce has read it */
+            rv = dpc_sched_recv(s, peer, (uint32_t)k + 1, region, kcnt * es, DPC_AFTER(last));
             last = dpc_sched_reduce(s, out + koff, lower ? cur + koff : region,
                                     lower ? region : cur + koff, kcnt, a->dtype, a->op,
                                     DPC_AFTER(rv, last));
@@ -83,7 +85,6 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         halving[nh++] = sd;
         halving[nh++] = rv;
         halving[nh++] = last;
-        region += kcnt * es;
         lo = klo;
         hi = khi;
         cur = out;

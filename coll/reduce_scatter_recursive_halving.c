@@ -72,7 +72,9 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         if (sbytes)
             sd = dpc_sched_send(s, peer, (uint32_t)k + 1, cur + soff, sbytes, DPC_AFTER(last));
         if (kbytes) {
-            rv = dpc_sched_recv(s, peer, (uint32_t)k + 1, region, kbytes, DPC_NO_DEPS);
+            /* one region for all steps (kept ranges are nested): free once
+             * the previous reduce has read it */
+            rv = dpc_sched_recv(s, peer, (uint32_t)k + 1, region, kbytes, DPC_AFTER(last));
             const char *mine = cur + koff;
             if (final && !a->in_place) {
                 /* the last reduce writes this rank's block straight to rbuf,
@@ -96,7 +98,6 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         }
         all[nall++] = sd;
         all[nall++] = rv;
-        region += kbytes;
         lo = klo;
         hi = khi;
         cur = acc;

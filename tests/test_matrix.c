@@ -126,8 +126,13 @@ int main(void)
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
-    printf("matrix: %d algorithms x %d group sizes; %d collective runs in this process\n",
-           nalgos, nps, mx_runs);
+    /* the cases test_algo_p runs (each in its own forked child, so they
+     * are counted here from the same loops rather than collected) */
+    long cases = 0;
+    for (int a = 0; a < nalgos; a++)
+        cases += (long)nps * 6 * 2 * (dpc_coll_reduces(dpc_algos()[a]->coll) ? 3 : 2);
+    printf("matrix: %d algorithms x %d group sizes = %ld checked cases (+ a reordered rerun "
+           "of each), %d x 30 fault runs\n", nalgos, nps, cases, nalgos);
     srunner_free(sr);
     return failed ? 1 : 0;
 }
