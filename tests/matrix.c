@@ -317,6 +317,22 @@ static void world_fill(world_t *w, const mx_case_t *c)
         }
         memcpy(w->expect[r], w->rbuf[r], w->rbytes[r] + GUARD);
     }
+    /* the reduction of every element of the whole vector, once: all ranks'
+     * contributions combined in rank order */
+    lval_t *ref = NULL;
+    if (dpc_coll_reduces(coll)) {
+        size_t total = 0;
+        for (int i = 0; i < p; i++)
+            total += coll == DPC_ALLREDUCE ? (i == 0 ? c->count : 0) : w->counts[i];
+        ref = malloc(sizeof(lval_t) * (total + 1));
+        if (!ref)
+            abort();
+        for (size_t i = 0; i < total; i++) {
+            ref[i] = gen(dt, c->op, 0, i, p);
+            for (int q = 1; q < p; q++)
+                ref[i] = combine(c->op, ref[i], gen(dt, c->op, q, i, p));
+        }
+    }
     /* expected outputs, from the inputs as just generated */
     for (int r = 0; r < p; r++) {
         dpc_coll_args_t *a = &w->args[r];
@@ -329,12 +345,8 @@ static void world_fill(world_t *w, const mx_case_t *c)
                     first += w->counts[i];
                 n = w->counts[r];
             }
-            for (size_t i = 0; i < n; i++) {
-                lval_t acc = gen(dt, c->op, 0, first + i, p);
-                for (int q = 1; q < p; q++)
-                    acc = combine(c->op, acc, gen(dt, c->op, q, first + i, p));
-                store(dt, e + i * es, acc);
-            }
+            for (size_t i = 0; i < n; i++)
+                store(dt, e + i * es, ref[first + i]);
             break;
         }
         case DPC_ALLGATHER: case DPC_ALLGATHERV:
@@ -365,6 +377,7 @@ static void world_fill(world_t *w, const mx_case_t *c)
         default: break;
         }
     }
+    free(ref);
 }
 
 /* How much of rbuf is output (the rest, with the guard, must stay as it was). */

@@ -1,2 +1,102 @@
-#include <stdio.h>
-int main(void){return 0;}
+/*
+ * The alpha-beta-gamma model. The textbook crossover between ring and
+ * recursive-doubling allreduce for alpha = 10 us and 50 GB/s links (gamma
+ * left out, as the textbook does): ring 2(p-1) alpha + 2(p-1)/p n beta
+ * against RD log2(p) (alpha + n beta) meet at
+ *   n = (2(p-1) - log2 p) alpha / ((log2 p - 2(p-1)/p) beta)
+ * = 4.4 MB at p = 8 and 72.3 MB at p = 512. The closed form above is the
+ * independent reference; the model is searched numerically.
+ */
+#include "config.h"
+#include <check.h>
+#include <math.h>
+#include "dpc_cost.h"
+
+static double closed_form(int p, double alpha, double beta)
+{
+    double L = log2(p);
+    return (2.0 * (p - 1) - L) * alpha / ((L - 2.0 * (p - 1) / p) * beta);
+}
+
+static void check_crossover(int p, double expect_mb)
+{
+    const dpc_algo_t *ring = dpc_algo_find(DPC_ALLREDUCE, "ring");
+    const dpc_algo_t *rd = dpc_algo_find(DPC_ALLREDUCE, "recursive_doubling");
+    ck_assert_ptr_nonnull(ring);
+    ck_assert_ptr_nonnull(rd);
+    dpc_cost_params_t c = {.alpha = 10e-6, .beta = 1.0 / 50e9, .gamma = 0};
+    /* one message per ring step, as in the textbook (no segmenting) */
+    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = p, .dtype = DPC_UINT8,
+                         .seg_bytes = (size_t)1 << 40};
+    double x = dpc_cost_crossover(rd, ring, &a, &c, 1, 1e12);
+    double want = closed_form(p, c.alpha, c.beta);
+    ck_assert_msg(fabs(x - want) / want < 1e-6, "p=%d: model %.0f B, closed form %.0f B", p, x, want);
+    ck_assert_msg(fabs(x / 1e6 - expect_mb) < 0.05 * expect_mb, "p=%d: crossover %.2f MB, textbook %.1f MB",
+                  p, x / 1e6, expect_mb);
+    /* and on each side of it the model picks the right one */
+    a.count = (size_t)(x * 0.5);
+    ck_assert(rd->cost(&a, &c) < ring->cost(&a, &c));
+    a.count = (size_t)(x * 2);
+    ck_assert(ring->cost(&a, &c) < rd->cost(&a, &c));
+}
+
+START_TEST(test_crossover_p8) { check_crossover(8, 4.4); }
+END_TEST
+START_TEST(test_crossover_p512) { check_crossover(512, 72.0); }
+END_TEST
+
+START_TEST(test_select)
+{
+    /* small messages go to a latency algorithm, large ones to a bandwidth
+     * one; the choice depends only on the arguments every rank shares */
+    dpc_cost_params_t c = {.alpha = 10e-6, .beta = 1.0 / 50e9, .gamma = 1.0 / 20e9};
+    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 8, .dtype = DPC_FLOAT, .count = 2};
+    ck_assert_str_eq(dpc_cost_select(&a, &c)->name, "recursive_doubling");
+    a.count = 64u << 20;
+    const dpc_algo_t *large = dpc_cost_select(&a, &c);
+    ck_assert_str_ne(large->name, "recursive_doubling");   /* a bandwidth-optimal one */
+    for (int r = 0; r < 8; r++) {
+        a.rank = r;
+        ck_assert_ptr_eq(dpc_cost_select(&a, &c), large);
+    }
+    /* at p = 7 Rabenseifner pays for the fold: the ring is cheaper */
+    a.size = 7;
+    ck_assert_str_eq(dpc_cost_select(&a, &c)->name, "ring");
+    /* Bruck alltoall cannot take per-rank counts: never selected for them */
+    size_t cnt[4] = {1, 2, 3, 4};
+    dpc_coll_args_t v = {.coll = DPC_ALLTOALL, .size = 4, .dtype = DPC_INT8, .count = 1,
+                         .scounts = cnt};
+    ck_assert(!dpc_algo_applies(dpc_algo_find(DPC_ALLTOALL, "bruck"), &v));
+}
+END_TEST
+
+START_TEST(test_every_algorithm_has_a_model)
+{
+    dpc_cost_params_t c = dpc_cost_defaults();
+    for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
+        dpc_coll_args_t a = {.coll = (*al)->coll, .size = 16, .dtype = DPC_FLOAT, .count = 1000,
+                             .op = DPC_OP_SUM};
+        double t1 = (*al)->cost(&a, &c);
+        a.count = 1000000;
+        double t2 = (*al)->cost(&a, &c);
+        ck_assert_msg(t1 > 0 && t2 > t1, "%s/%s: cost %g then %g", dpc_coll_name((*al)->coll),
+                      (*al)->name, t1, t2);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *su = suite_create("cost");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, test_crossover_p8);
+    tcase_add_test(tc, test_crossover_p512);
+    tcase_add_test(tc, test_select);
+    tcase_add_test(tc, test_every_algorithm_has_a_model);
+    suite_add_tcase(su, tc);
+    SRunner *sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
