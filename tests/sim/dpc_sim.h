@@ -59,7 +59,8 @@ bool dpc_sim_dead(const dpc_sim_t *sim, int rank);
  * drive until each rank is done or failed. When all remaining ranks are stuck
  * (nothing can happen) the virtual clock jumps past timeout_ns so their
  * schedules time out, as a real run's would. Dead ranks do not run.
- * observer (optional) is called after every round.
+ * observer (optional) is called twice a round: with 2k after every rank's
+ * local work of round k, with 2k+1 after that round's deliveries.
  */
 typedef void (*dpc_sim_observer_t)(void *ctx, int round);
 

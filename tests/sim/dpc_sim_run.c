@@ -74,9 +74,11 @@ dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_
                 changed++;
             }
         }
+        if (observer)
+            observer(ctx, 2 * round);        /* after local work */
         dpc_sim_deliver(sim);
         if (observer)
-            observer(ctx, round);
+            observer(ctx, 2 * round + 1);    /* after deliveries */
         if (running > 0 && !changed && dpc_sim_events(sim) == ev0) {
             /* nothing can happen any more: let time pass */
             if (!timeout_ns) {
