@@ -15,7 +15,7 @@
 #include "matrix.h"
 
 static const int full_ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 64};
-static const int quick_ps[] = {1, 2, 3, 4, 5, 8};
+static const int quick_ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17};
 static const int *ps = full_ps;
 static int nps = sizeof(full_ps) / sizeof(int);
 static int nalgos;

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Set up, build, and run the whole test suite (make check); prints a closing
+# line "N passed, N failed" counting every Check test of every program.
+# With --valgrind it also runs the suite under valgrind (make check-valgrind).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+"$top/scripts/setup.sh" || exit 1
+cd "$top/_build"
+make -s check >check.out 2>&1
+rc=$?
+grep -E '^(PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):' check.out
+grep -h -E '^[0-9]+%: Checks|^matrix:' tests/*.log
+if [ $rc != 0 ]; then
+    tail -n 40 check.out
+    grep -h -E ':[FE]:' tests/*.log | head -n 40
+fi
+vrc=0
+if [ "${1:-}" = --valgrind ]; then
+    make -s check-valgrind >valgrind.out 2>&1
+    vrc=$?
+    tail -n 5 valgrind.out
+fi
+# Check's per-program summaries: "NN%: Checks: N, Failures: F, Errors: E"
+sum=$(cat tests/*.log | awk '/^[0-9]+%: Checks:/ { gsub(",", ""); n += $3; f += $5 + $7 }
+                             END { printf "%d %d", n - f, f }')
+passed=${sum% *}
+failed=${sum#* }
+# a program that crashed before Check could count counts as a failure too
+progs=$(grep -c -E '^(FAIL|ERROR):' check.out)
+[ "$failed" -ge "$progs" ] || failed=$progs
+[ $vrc = 0 ] || failed=$((failed + 1))
+echo "$passed passed, $failed failed"
+[ $rc = 0 ] && [ $vrc = 0 ] && [ "$failed" = 0 ]
