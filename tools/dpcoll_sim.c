@@ -341,7 +341,7 @@ int main(int argc, char **argv)
     if (rc != DPC_OK)
         printf("run did not finish: %s\n", dpc_status_str(rc));
     printf("\n%6s %12s %12s %16s %16s\n", "rank", "msgs", "formula", "bytes", "formula");
-    uint64_t maxb = 0;
+    uint64_t maxb = 0, maxm = 0;
     for (int r = 0; r < t.p; r++) {
         uint64_t m = dpc_sim_msgs_sent(sim, r), b = dpc_sim_bytes_sent(sim, r);
         uint64_t fm = t.al->msgs_sent(&t.args[r], r), fb = t.al->bytes_sent(&t.args[r], r);
@@ -357,14 +357,16 @@ int main(int argc, char **argv)
         }
         if (b > maxb)
             maxb = b;
+        if (m > maxm)
+            maxm = m;
     }
     size_t wrong = verify(&t, root);
     failed |= wrong != 0;
     printf("\nresult: %s\n", wrong ? "WRONG" : "correct on every rank");
     if (wrong)
         printf("  %zu wrong elements\n", wrong);
-    printf("traffic: %s the formula; busiest rank sent %" PRIu64 " bytes\n",
-           failed && !wrong ? "does NOT match" : "matches", maxb);
+    printf("traffic: %s the formula; busiest rank sent %" PRIu64 " bytes; most messages "
+           "from one rank: %" PRIu64 "\n", failed && !wrong ? "does NOT match" : "matches", maxb, maxm);
     printf("predicted time (alpha %.3g s, %.3g B/s links, %.3g B/s reduction): %.6g s\n", cp.alpha,
            1 / cp.beta, 1 / cp.gamma, t.al->cost(&t.args[0], &cp));
     dpc_sim_free_msgs(em, t.p);
