@@ -11,22 +11,30 @@
 #include "config.h"
 #include "coll_util.h"
 
+/* Bytes and offset of the block for rank i in the send data; in place
+ * (MPI_IN_PLACE) the send layout is the receive layout. */
+static size_t send_len(const dpc_coll_args_t *a, int i)
+{
+    return (a->in_place ? blk_count(a, i) : sblk_count(a, i)) * elsize(a);
+}
+
+static size_t send_off(const dpc_coll_args_t *a, int i)
+{
+    return (a->in_place ? blk_displ(a, i) : sblk_displ(a, i)) * elsize(a);
+}
+
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
     size_t es = elsize(a);
     char *out = a->rbuf;
     const char *src = a->sbuf;
-    /* MPI_IN_PLACE: the send layout is the receive layout */
-    const size_t *sc = a->in_place ? a->counts : a->scounts, *sd = a->in_place ? a->displs : a->sdispls;
-#define SCNT(i) ((sc ? sc[i] : a->count) * es)
-#define SOFF(i) ((sd ? sd[i] : (size_t)(i) * a->count) * es)
     dpc_step_id_t prev = DPC_STEP_NONE;
     if (a->in_place) {
         size_t extent = 0;
         for (int i = 0; i < p; i++)
-            if (SOFF(i) + SCNT(i) > extent)
-                extent = SOFF(i) + SCNT(i);
+            if (send_off(a, i) + send_len(a, i) > extent)
+                extent = send_off(a, i) + send_len(a, i);
         char *copy = dpc_sched_scratch(s, extent + 1);
         if (!copy)
             return DPC_ERR_NOMEM;
@@ -34,41 +42,39 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
             prev = dpc_sched_copy(s, copy, out, extent, DPC_NO_DEPS);
         src = copy;
     }
-    if (SCNT(r) > 0 && !a->in_place)
-        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + SOFF(r), SCNT(r), DPC_NO_DEPS);
+    if (send_len(a, r) > 0 && !a->in_place)
+        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + send_off(a, r), send_len(a, r),
+                       DPC_NO_DEPS);
     for (int k = 1; k < p; k++) {
         int to = mod(r + k, p), from = mod(r - k, p);
         size_t rl = blk_count(a, from) * es;
-        dpc_step_id_t sdp = SCNT(to) ? dpc_sched_send(s, to, 0, src + SOFF(to), SCNT(to), DPC_AFTER(prev))
-                                     : DPC_STEP_NONE;
+        size_t sl = send_len(a, to);
+        dpc_step_id_t sdp = sl ? dpc_sched_send(s, to, 0, src + send_off(a, to), sl, DPC_AFTER(prev))
+                               : DPC_STEP_NONE;
         /* in place, rbuf may be written once the copy of it is taken */
         dpc_step_id_t rv = rl ? dpc_sched_recv(s, from, 0, out + blk_displ(a, from) * es, rl,
                                                DPC_AFTER(prev))
                               : DPC_STEP_NONE;
         prev = dpc_sched_nop(s, DPC_AFTER(prev, sdp, rv));
     }
-#undef SCNT
-#undef SOFF
     return DPC_OK;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    const size_t *sc = a->in_place ? a->counts : a->scounts;
     uint64_t t = 0;
     for (int i = 0; i < a->size; i++)
         if (i != r)
-            t += (sc ? sc[i] : a->count) * elsize(a);
+            t += send_len(a, i);
     return t;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    const size_t *sc = a->in_place ? a->counts : a->scounts;
     uint64_t t = 0;
     for (int i = 0; i < a->size; i++)
         if (i != r)
-            t += (sc ? sc[i] : a->count) > 0;
+            t += send_len(a, i) > 0;
     return t;
 }
 
