@@ -12,6 +12,15 @@
 #include "config.h"
 #include "coll_util.h"
 
+/* Segment size: one tag per segment, so at most DPC_STEP_TAG_MAX of them. */
+static size_t seg_bytes(const dpc_coll_args_t *a)
+{
+    size_t n = a->count * elsize(a), seg = dpc_seg_bytes(a);
+    while (nsegs(n, seg) > DPC_STEP_TAG_MAX)
+        seg *= 2;
+    return seg;
+}
+
 /* lowest set bit of v; for the root (v == 0) a bit above p */
 static int lowbit(int v, int p)
 {
@@ -36,7 +45,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, v = mod(a->rank - a->root, p);
     size_t n = a->count * elsize(a);
-    size_t seg = dpc_seg_bytes(a), ns = nsegs(n, seg);
+    size_t seg = seg_bytes(a), ns = nsegs(n, seg);
     char *buf = a->rbuf;
     int lb = lowbit(v, p);
     if (p == 1 || n == 0)
@@ -57,7 +66,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double n = (double)(a->count * elsize(a));
-    return log2_ceil(a->size) * (seg_count((size_t)n, dpc_seg_bytes(a)) * c->alpha + n * c->beta);
+    return log2_ceil(a->size) * (seg_count((size_t)n, seg_bytes(a)) * c->alpha + n * c->beta);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
@@ -68,7 +77,7 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
     return (uint64_t)children(mod(r - a->root, a->size), a->size) *
-           nsegs(a->count * elsize(a), dpc_seg_bytes(a));
+           nsegs(a->count * elsize(a), seg_bytes(a));
 }
 
 const dpc_algo_t dpc_algo_bcast_binomial = {

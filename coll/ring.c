@@ -21,8 +21,9 @@ size_t ring_seg_bytes(size_t want, size_t elsize, int p, const size_t *blen)
     size_t seg = want / elsize * elsize;
     if (seg < elsize)
         seg = elsize;
-    /* two phases of (p-1) steps must fit in 2^31 tags */
-    size_t limit = ((size_t)1 << 30) / (size_t)(p > 1 ? p : 2);
+    /* two phases of (p-1) steps, plus a few tags around them, must fit in
+     * the step-tag space */
+    size_t limit = ((size_t)1 << (DPC_STEP_TAG_BITS - 2)) / (size_t)(p > 1 ? p : 2);
     while (max_segs(p, blen, seg) > limit)
         seg *= 2;
     return seg;

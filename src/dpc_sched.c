@@ -149,7 +149,7 @@ static dpc_step_id_t add_step(dpc_sched_t *s, const step_t *proto,
 dpc_step_id_t dpc_sched_send(dpc_sched_t *s, int peer, uint32_t tag, const void *buf,
                              size_t bytes, const dpc_step_id_t *deps, int ndeps)
 {
-    if (peer < 0 || peer >= s->prm.tp->size) {
+    if (peer < 0 || peer >= s->prm.tp->size || tag > DPC_STEP_TAG_MAX) {
         set_error(s, DPC_ERR_ARG, s->nsteps);
         return DPC_STEP_NONE;
     }
@@ -160,7 +160,7 @@ dpc_step_id_t dpc_sched_send(dpc_sched_t *s, int peer, uint32_t tag, const void 
 dpc_step_id_t dpc_sched_recv(dpc_sched_t *s, int peer, uint32_t tag, void *buf,
                              size_t bytes, const dpc_step_id_t *deps, int ndeps)
 {
-    if (peer < 0 || peer >= s->prm.tp->size) {
+    if (peer < 0 || peer >= s->prm.tp->size || tag > DPC_STEP_TAG_MAX) {
         set_error(s, DPC_ERR_ARG, s->nsteps);
         return DPC_STEP_NONE;
     }

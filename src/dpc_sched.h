@@ -23,8 +23,10 @@ typedef int dpc_step_id_t;           /* index of a step; negative = none */
 #define DPC_STEP_NONE (-1)
 
 /* Step-tag bits an algorithm may use; the rest of the 64-bit tag belongs to
- * the caller's tag_base (communicator id, collective sequence number). */
-#define DPC_STEP_TAG_BITS 32
+ * the caller's tag_base (communicator id, collective sequence number) and to
+ * the transport (the UCX one puts the source rank in the top bits). */
+#define DPC_STEP_TAG_BITS 20
+#define DPC_STEP_TAG_MAX ((1u << DPC_STEP_TAG_BITS) - 1)
 
 /* Dependency lists: DPC_AFTER(a, b) expands to "array, count". Entries that
  * are DPC_STEP_NONE are ignored, so an algorithm can pass "the previous step"
