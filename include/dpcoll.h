@@ -27,6 +27,22 @@ extern "C" {
 /* "0.1.0": the version of the library actually loaded (not of this header). */
 DPCOLL_API const char *dpcoll_version_string(void);
 
+/* 1 when collectives run on libdpcoll (after MPI_Init, unless DPCOLL_DISABLE
+ * or UCX could not start on some rank), 0 when they go to the MPI library. */
+DPCOLL_API int dpcoll_active(void);
+
+/* Force an algorithm for one collective from now on ("auto": back to the
+ * cost model), like DPCOLL_<COLL>_ALGORITHM does at start-up. Collective
+ * names: allreduce, reduce_scatter_block, reduce_scatter, allgather,
+ * allgatherv, bcast, alltoall, alltoallv. Every rank of a communicator must
+ * make the same call before its next collective on it. Returns MPI_SUCCESS,
+ * or MPI_ERR_ARG for an unknown collective or algorithm. */
+DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorithm);
+
+/* The i-th algorithm libdpcoll has for a collective (i from 0), or NULL past
+ * the last one or for an unknown collective. */
+DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i);
+
 #ifdef __cplusplus
 }
 #endif

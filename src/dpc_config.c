@@ -1,0 +1,117 @@
+#include "config.h"
+#include "dpc_config.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dpc_config_defaults(dpc_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->log_level = 1;
+    cfg->timeout_s = DPC_DEFAULT_TIMEOUT_S;
+    cfg->seg_bytes = DPC_DEFAULT_SEG_BYTES;
+}
+
+void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
+{
+    const char *name = dpc_coll_name(c);
+    size_t n = (size_t)snprintf(buf, len, "DPCOLL_%s_ALGORITHM", name);
+    for (size_t i = 7; i < n && i < len; i++)
+        buf[i] = (char)toupper((unsigned char)buf[i]);
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
+        *out = true;
+    else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off") || !*v)
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
+{
+    const char *v;
+    char *end;
+    dpc_config_defaults(cfg);
+    if ((v = getenv("DPCOLL_DISABLE")) && parse_bool(v, &cfg->disable)) {
+        snprintf(err, errlen, "DPCOLL_DISABLE=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_STATS")) && parse_bool(v, &cfg->stats)) {
+        snprintf(err, errlen, "DPCOLL_STATS=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_LOG_LEVEL"))) {
+        long l = strtol(v, &end, 10);
+        if (*end || l < 0 || l > 3) {
+            snprintf(err, errlen, "DPCOLL_LOG_LEVEL=%s: expected 0 (errors) to 3 (debug)", v);
+            return DPC_ERR_ARG;
+        }
+        cfg->log_level = (int)l;
+    }
+    if ((v = getenv("DPCOLL_TIMEOUT"))) {
+        errno = 0;
+        double t = strtod(v, &end);
+        if (*end || errno || t < 0) {
+            snprintf(err, errlen, "DPCOLL_TIMEOUT=%s: expected seconds >= 0 (0 = no timeout)", v);
+            return DPC_ERR_ARG;
+        }
+        cfg->timeout_s = t;
+    }
+    if ((v = getenv("DPCOLL_SEG_BYTES"))) {
+        unsigned long long b = strtoull(v, &end, 10);
+        if (*end || b < 64 || b > (1ull << 32)) {
+            snprintf(err, errlen, "DPCOLL_SEG_BYTES=%s: expected bytes in [64, 4294967296]", v);
+            return DPC_ERR_ARG;
+        }
+        cfg->seg_bytes = (size_t)b;
+    }
+    for (int c = 0; c < DPC_COLL_COUNT; c++) {
+        char var[64];
+        dpc_config_algo_var(c, var, sizeof(var));
+        if (!(v = getenv(var)) || !*v || !strcmp(v, "auto"))
+            continue;
+        cfg->force[c] = dpc_algo_find(c, v);
+        if (!cfg->force[c]) {
+            size_t off = (size_t)snprintf(err, errlen, "%s=%s: no such algorithm; valid: auto", var, v);
+            for (const dpc_algo_t *const *al = dpc_algos(); *al && off < errlen; al++)
+                if ((*al)->coll == (dpc_coll_t)c)
+                    off += (size_t)snprintf(err + off, errlen - off, ", %s", (*al)->name);
+            return DPC_ERR_ARG;
+        }
+    }
+    return DPC_OK;
+}
+
+static int algo_index(const dpc_algo_t *al)
+{
+    if (!al)
+        return -1;
+    for (int i = 0; dpc_algos()[i]; i++)
+        if (dpc_algos()[i] == al)
+            return i;
+    return -1;
+}
+
+void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
+{
+    v[0] = cfg->disable;
+    v[1] = (long long)(cfg->timeout_s * 1000);
+    v[2] = (long long)cfg->seg_bytes;
+    for (int c = 0; c < DPC_COLL_COUNT; c++)
+        v[3 + c] = algo_index(cfg->force[c]);
+}
+
+void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
+{
+    cfg->disable = v[0] != 0;
+    cfg->timeout_s = (double)v[1] / 1000;
+    cfg->seg_bytes = (size_t)v[2];
+    for (int c = 0; c < DPC_COLL_COUNT; c++)
+        cfg->force[c] = v[3 + c] >= 0 ? dpc_algos()[v[3 + c]] : NULL;
+}

@@ -1,0 +1,38 @@
+/*
+ * Configuration: read once from the environment into one struct (no
+ * function-local statics, so tests can vary it). Every variable is
+ * documented in man7 dpcoll, ENVIRONMENT.
+ */
+#ifndef DPC_CONFIG_H
+#define DPC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "dpc_coll.h"
+#include "dpc_status.h"
+
+typedef struct dpc_config {
+    bool disable;                          /* DPCOLL_DISABLE: everything to PMPI */
+    int log_level;                         /* DPCOLL_LOG_LEVEL: 0 errors .. 3 debug */
+    bool stats;                            /* DPCOLL_STATS: report at MPI_Finalize */
+    double timeout_s;                      /* DPCOLL_TIMEOUT: 0 = wait forever */
+    size_t seg_bytes;                      /* DPCOLL_SEG_BYTES: pipeline segment */
+    const dpc_algo_t *force[DPC_COLL_COUNT]; /* DPCOLL_<COLL>_ALGORITHM; NULL = model */
+} dpc_config_t;
+
+#define DPC_DEFAULT_TIMEOUT_S 300.0
+
+void dpc_config_defaults(dpc_config_t *cfg);
+/* Reads the environment; on a bad value returns DPC_ERR_ARG with a message
+ * (naming the variable and, for algorithms, the valid names) in err. */
+dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen);
+/* The environment variable that forces an algorithm for c. */
+void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
+
+/* The settings that change what every rank does (so they must agree across
+ * ranks), as integers; log level and stats are local and not included. */
+#define DPC_CONFIG_SHARED_INTS (3 + DPC_COLL_COUNT)
+void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v);
+void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * Communicator cache. State is attached to a communicator with an attribute
+ * keyval on its first collective and released by MPI when the communicator
+ * is freed. The context id that goes into every tag is agreed by all
+ * members: an allreduce (AND) of the ids each member has free picks the
+ * lowest id free everywhere; never a local pointer or handle.
+ */
+#include "config.h"
+#include "shim.h"
+#include "dpc_log.h"
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NCTX (1 << DPC_UCX_CTX_BITS)
+#define NWORDS (NCTX / 64)
+
+static void comm_state_free(dpc_comm_t *c)
+{
+    if (!c)
+        return;
+    if (c->ctx > 0)
+        dpc_g.ctx_used[c->ctx / 64] &= ~(UINT64_C(1) << (c->ctx % 64));
+    dpc_ucx_group_destroy(c->tp);
+    free(c);
+}
+
+static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm; (void)keyval; (void)extra;
+    comm_state_free(attr);
+    return MPI_SUCCESS;
+}
+
+int dpc_comm_keyval_create(void)
+{
+    int kv = MPI_KEYVAL_INVALID;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &kv, NULL) != MPI_SUCCESS)
+        return MPI_KEYVAL_INVALID;
+    return kv;
+}
+
+/* COMM_WORLD and COMM_SELF are never freed by the program: drop their state
+ * before the UCX worker goes away. */
+void dpc_comm_release_builtin(void)
+{
+    PMPI_Comm_delete_attr(MPI_COMM_WORLD, dpc_g.keyval);
+    PMPI_Comm_delete_attr(MPI_COMM_SELF, dpc_g.keyval);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Agree on a context id over comm; bounded by the timeout like everything. */
+static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
+{
+    uint64_t mine[NWORDS], all[NWORDS];
+    MPI_Request req;
+    for (int i = 0; i < NWORDS; i++)
+        mine[i] = ~dpc_g.ctx_used[i];
+    int rc = PMPI_Iallreduce(mine, all, NWORDS, MPI_UINT64_T, MPI_BAND, comm, &req);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    double t0 = now_s(), limit = dpc_g.cfg.timeout_s;
+    int done = 0;
+    while (!done) {
+        PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        if (limit > 0 && now_s() - t0 > limit)
+            return dpc_raise(comm, MPI_ERR_OTHER,
+                             "%s: timed out after %.0f s agreeing on a context id for a new "
+                             "communicator (DPCOLL_TIMEOUT): not every member called it",
+                             call, limit);
+        sched_yield();
+    }
+    for (int w = 0; w < NWORDS; w++)
+        if (all[w]) {
+            int ctx = w * 64 + __builtin_ctzll(all[w]);
+            dpc_g.ctx_used[w] |= UINT64_C(1) << (ctx % 64);
+            *ctx_p = ctx;
+            return MPI_SUCCESS;
+        }
+    return dpc_raise(comm, MPI_ERR_INTERN, "%s: all %d libdpcoll context ids are in use "
+                     "(too many live communicators)", call, NCTX);
+}
+
+int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p)
+{
+    dpc_comm_t *c;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, dpc_g.keyval, &c, &found);
+    if (found) {
+        *c_p = c;
+        return MPI_SUCCESS;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    PMPI_Comm_rank(comm, &c->rank);
+    PMPI_Comm_size(comm, &c->size);
+    int rc = MPI_SUCCESS;
+    if (comm == MPI_COMM_WORLD)
+        c->ctx = 0;
+    else if (c->size > 1)
+        rc = agree_ctx(comm, call, &c->ctx);
+    else
+        c->ctx = -1;    /* one member: no messages, no context needed */
+    if (rc != MPI_SUCCESS) {
+        free(c);
+        return rc;
+    }
+    /* translate our ranks to MPI_COMM_WORLD ranks = UCX peers */
+    int *mine = malloc(sizeof(int) * (size_t)c->size), *world = malloc(sizeof(int) * (size_t)c->size);
+    MPI_Group g, wg;
+    if (!mine || !world) {
+        free(mine);
+        free(world);
+        comm_state_free(c);
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    }
+    for (int i = 0; i < c->size; i++)
+        mine[i] = i;
+    PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+    PMPI_Group_translate_ranks(g, c->size, mine, wg, world);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&wg);
+    int bad = 0;
+    for (int i = 0; i < c->size; i++)
+        bad |= world[i] == MPI_UNDEFINED;
+    dpc_status_t st = bad ? DPC_ERR_UNSUPPORTED
+                          : dpc_ucx_group_create(dpc_g.ux, c->rank, c->size, world, &c->tp);
+    free(mine);
+    free(world);
+    if (st != DPC_OK) {
+        comm_state_free(c);
+        return dpc_raise(comm, MPI_ERR_INTERN, "%s: cannot set up this communicator (%s)", call,
+                         bad ? "members outside MPI_COMM_WORLD (dynamic processes)" : dpc_status_str(st));
+    }
+    PMPI_Comm_set_attr(comm, dpc_g.keyval, c);
+    *c_p = c;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,185 @@
+/*
+ * MPI_Init, MPI_Init_thread, MPI_Finalize: bring libdpcoll up after MPI and
+ * down before it. Every decision that changes what ranks do (on or off,
+ * forced algorithms, segment size) is agreed across MPI_COMM_WORLD here, so
+ * a rank whose environment differs cannot take another path than the rest.
+ */
+#include "config.h"
+#include "shim.h"
+#include "dpc_log.h"
+#include "dpcoll.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+dpc_shim_t dpc_g;
+
+static void exchange_addresses(void)
+{
+    const void *addr;
+    size_t len;
+    dpc_ucx_address(dpc_g.ux, &addr, &len);
+    int n = dpc_g.world_size, mylen = (int)len;
+    int *lens = malloc(sizeof(int) * (size_t)n), *displs = malloc(sizeof(int) * (size_t)n);
+    size_t *offs = malloc(sizeof(size_t) * (size_t)n), *slens = malloc(sizeof(size_t) * (size_t)n);
+    char *all = NULL;
+    int ok = lens && displs && offs && slens;
+    if (ok)
+        PMPI_Allgather(&mylen, 1, MPI_INT, lens, 1, MPI_INT, MPI_COMM_WORLD);
+    size_t total = 0;
+    for (int i = 0; ok && i < n; i++) {
+        displs[i] = (int)total;
+        offs[i] = total;
+        slens[i] = (size_t)lens[i];
+        total += (size_t)lens[i];
+    }
+    if (ok && (all = malloc(total ? total : 1)))
+        PMPI_Allgatherv(addr, mylen, MPI_BYTE, all, lens, displs, MPI_BYTE, MPI_COMM_WORLD);
+    if (!all || dpc_ucx_set_peers(dpc_g.ux, n, all, offs, slens) != DPC_OK) {
+        /* out of memory at init: give up our path (agreed below) */
+        dpc_ucx_destroy(dpc_g.ux);
+        dpc_g.ux = NULL;
+    }
+    free(lens); free(displs); free(offs); free(slens); free(all);
+}
+
+/* Rank 0's shared settings win; a rank that differs says so. */
+static void agree_config(void)
+{
+    long long mine[DPC_CONFIG_SHARED_INTS], root[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&dpc_g.cfg, mine);
+    memcpy(root, mine, sizeof(mine));
+    PMPI_Bcast(root, DPC_CONFIG_SHARED_INTS, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (memcmp(root, mine, sizeof(mine))) {
+        dpc_log(DPC_LOG_WARN, "DPCOLL_* settings differ from rank 0's; using rank 0's so that "
+                              "all ranks take the same path");
+        dpc_config_unpack_shared(&dpc_g.cfg, root);
+    }
+}
+
+static void dpc_init(int provided)
+{
+    char err[512];
+    memset(&dpc_g, 0, sizeof(dpc_g));
+    PMPI_Comm_rank(MPI_COMM_WORLD, &dpc_g.world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &dpc_g.world_size);
+    dpc_g.thread_level = provided;
+    dpc_g.locking = provided == MPI_THREAD_MULTIPLE;
+    pthread_mutex_init(&dpc_g.lock, NULL);
+    dpc_g.cost = dpc_cost_defaults();
+    while (dpc_algos()[dpc_g.nalgos])
+        dpc_g.nalgos++;
+    for (int c = 0; c < DPC_COLL_COUNT; c++)
+        dpc_g.stats[c].by_algo = calloc((size_t)dpc_g.nalgos, sizeof(unsigned long long));
+    int bad = dpc_config_read(&dpc_g.cfg, err, sizeof(err)) != DPC_OK;
+    dpc_log_setup(dpc_g.cfg.log_level, dpc_g.world_rank);
+    if (bad) {
+        /* a typo in a forced algorithm must not silently run something else */
+        fprintf(stderr, "libdpcoll[%d] error: %s\n", dpc_g.world_rank, err);
+        PMPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    agree_config();
+    int ok = 0;
+    if (!dpc_g.cfg.disable) {
+        if (dpc_ucx_create(dpc_g.locking, &dpc_g.ux, err, sizeof(err)) == DPC_OK)
+            ok = 1;
+        else
+            dpc_log(DPC_LOG_WARN, "%s; collectives go to the MPI library", err);
+    }
+    /* all ranks on our path, or none */
+    int all_ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok) {
+        exchange_addresses();
+        ok = dpc_g.ux != NULL;
+        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
+    if (all_ok) {
+        dpc_g.keyval = dpc_comm_keyval_create();
+        dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
+        dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID;
+    } else if (dpc_g.ux) {
+        dpc_ucx_destroy(dpc_g.ux);
+        dpc_g.ux = NULL;
+    }
+    if (dpc_g.active && dpc_log_enabled(DPC_LOG_INFO) && dpc_g.world_rank == 0) {
+        char d[256];
+        dpc_ucx_describe(dpc_g.ux, d, sizeof(d));
+        dpc_log(DPC_LOG_INFO, "libdpcoll %s active on %d ranks (%s)", dpcoll_version_string(),
+                dpc_g.world_size, d);
+    }
+}
+
+DPCOLL_API int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) {
+        int provided;
+        PMPI_Query_thread(&provided);
+        dpc_init(provided);
+    }
+    return rc;
+}
+
+DPCOLL_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        dpc_init(*provided);
+    return rc;
+}
+
+DPCOLL_API int MPI_Finalize(void)
+{
+    if (dpc_g.active) {
+        dpc_g.finalizing = true;
+        if (dpc_g.cfg.stats)
+            dpc_stats_print();
+        /* nobody sends on our worker any more once everyone is here */
+        PMPI_Barrier(MPI_COMM_WORLD);
+        dpc_comm_release_builtin();
+        dpc_ucx_destroy(dpc_g.ux);
+        dpc_g.ux = NULL;
+        PMPI_Comm_free_keyval(&dpc_g.keyval);
+        dpc_g.active = false;
+    } else if (dpc_g.cfg.stats && dpc_g.world_size) {
+        dpc_stats_print();
+    }
+    for (int c = 0; c < DPC_COLL_COUNT; c++) {
+        free(dpc_g.stats[c].by_algo);
+        dpc_g.stats[c].by_algo = NULL;
+    }
+    return PMPI_Finalize();
+}
+
+DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorithm)
+{
+    int c = collective ? dpc_coll_from_name(collective) : -1;
+    if (c < 0)
+        return MPI_ERR_ARG;
+    if (!algorithm || !strcmp(algorithm, "auto")) {
+        dpc_g.cfg.force[c] = NULL;
+        return MPI_SUCCESS;
+    }
+    const dpc_algo_t *al = dpc_algo_find(c, algorithm);
+    if (!al)
+        return MPI_ERR_ARG;
+    dpc_g.cfg.force[c] = al;
+    return MPI_SUCCESS;
+}
+
+DPCOLL_API int dpcoll_active(void)
+{
+    return dpc_g.active;
+}
+
+DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i)
+{
+    int c = collective ? dpc_coll_from_name(collective) : -1;
+    if (c < 0 || i < 0)
+        return NULL;
+    for (const dpc_algo_t *const *al = dpc_algos(); *al; al++)
+        if ((*al)->coll == (dpc_coll_t)c && i-- == 0)
+            return (*al)->name;
+    return NULL;
+}

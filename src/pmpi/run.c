@@ -1,0 +1,197 @@
+/*
+ * Running one collective on libdpcoll: pick the algorithm (forced, or the
+ * cost model), build its schedule over the communicator's UCX transport,
+ * progress it to the end without spinning a core, bounded by DPCOLL_TIMEOUT.
+ */
+#include "config.h"
+#include "shim.h"
+#include "dpc_log.h"
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+/* busy polls before yielding, yields before sleeping on the wakeup fd */
+#define SPINS 64
+#define YIELDS 16
+
+int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
+{
+    if (!dpc_g.active) {
+        if (!dpc_g.finalizing && dpc_g.world_size)
+            dpc_note_pmpi(coll, DPC_WHY_DISABLED);
+        return 0;
+    }
+    if (comm == MPI_COMM_NULL) {
+        *err = dpc_raise(comm, MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", call);
+        return -1;
+    }
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
+        *err = dpc_raise(MPI_COMM_NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator", call);
+        return -1;
+    }
+    if (inter) {
+        dpc_note_pmpi(coll, DPC_WHY_INTERCOMM);
+        return 0;
+    }
+    return 1;
+}
+
+void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why)
+{
+    if (dpc_g.locking)
+        pthread_mutex_lock(&dpc_g.lock);
+    dpc_g.stats[coll].pmpi++;
+    dpc_g.stats[coll].why[why]++;
+    if (dpc_g.locking)
+        pthread_mutex_unlock(&dpc_g.lock);
+}
+
+static int algo_index(const dpc_algo_t *al)
+{
+    for (int i = 0; i < dpc_g.nalgos; i++)
+        if (dpc_algos()[i] == al)
+            return i;
+    return 0;
+}
+
+static const dpc_algo_t *choose(const dpc_coll_args_t *a)
+{
+    const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
+    if (forced && dpc_algo_applies(forced, a))
+        return forced;
+    return dpc_cost_select(a, &dpc_g.cost);
+}
+
+static int error_class(dpc_status_t st)
+{
+    switch (st) {
+    case DPC_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    case DPC_ERR_ARG: return MPI_ERR_ARG;
+    case DPC_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case DPC_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+static dpc_status_t wait_sched(dpc_sched_t *s, dpc_transport_t *tp)
+{
+    dpc_status_t st;
+    for (unsigned n = 0;; n++) {
+        if (dpc_g.locking)
+            pthread_mutex_lock(&dpc_g.lock);
+        st = dpc_sched_test(s);
+        if (st == DPC_INPROGRESS && n >= SPINS + YIELDS && !dpc_g.locking)
+            tp->ops->idle_wait(tp, 1000000);    /* sleeps on the worker's fd */
+        if (dpc_g.locking)
+            pthread_mutex_unlock(&dpc_g.lock);
+        if (st != DPC_INPROGRESS)
+            return st;
+        if (n >= SPINS && (n < SPINS + YIELDS || dpc_g.locking))
+            sched_yield();
+    }
+}
+
+int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
+            unsigned long long bytes)
+{
+    a->rank = c->rank;
+    a->size = c->size;
+    a->seg_bytes = dpc_g.cfg.seg_bytes;
+    const dpc_algo_t *al = choose(a);
+    if (!al)
+        return dpc_raise(comm, MPI_ERR_INTERN, "%s: no algorithm for %s", call, dpc_coll_name(a->coll));
+    if (dpc_g.locking)
+        pthread_mutex_lock(&dpc_g.lock);
+    unsigned seq = c->seq++;
+    if (dpc_g.locking)
+        pthread_mutex_unlock(&dpc_g.lock);
+    dpc_sched_params_t prm = {
+        .tp = c->tp,
+        .tag_base = ((uint64_t)(c->ctx > 0 ? c->ctx : 0) << DPC_UCX_CTX_SHIFT) |
+                    ((uint64_t)(seq & ((1u << DPC_UCX_SEQ_BITS) - 1)) << DPC_UCX_SEQ_SHIFT),
+        .timeout_ns = (uint64_t)(dpc_g.cfg.timeout_s * 1e9),
+        .mem = DPC_MEM_HOST,
+    };
+    dpc_sched_t *s = NULL;
+    dpc_status_t st = dpc_sched_create(&prm, &s);
+    if (st == DPC_OK)
+        st = al->build(a, s);
+    if (st == DPC_OK) {
+        if (dpc_g.locking)
+            pthread_mutex_lock(&dpc_g.lock);
+        st = dpc_sched_start(s);
+        if (dpc_g.locking)
+            pthread_mutex_unlock(&dpc_g.lock);
+    }
+    if (st == DPC_OK)
+        st = wait_sched(s, c->tp);
+    int rc = MPI_SUCCESS;
+    if (st != DPC_OK) {
+        char why[512] = "";
+        if (s)
+            dpc_sched_describe(s, why, sizeof(why));
+        char name[MPI_MAX_OBJECT_NAME] = "";
+        int len = 0;
+        PMPI_Comm_get_name(comm, name, &len);
+        rc = dpc_raise(comm, st == DPC_ERR_TIMEOUT ? MPI_ERR_OTHER : error_class(st),
+                       "%s (%s, %s) on communicator %s (size %d, rank %d): %s%s", call,
+                       dpc_coll_name(a->coll), al->name, len ? name : "(unnamed)", c->size,
+                       c->rank, why[0] ? why : dpc_status_str(st),
+                       st == DPC_ERR_TIMEOUT ? " (DPCOLL_TIMEOUT)" : "");
+    }
+    if (s) {
+        if (dpc_g.locking)
+            pthread_mutex_lock(&dpc_g.lock);
+        dpc_sched_destroy(s);
+        if (dpc_g.locking)
+            pthread_mutex_unlock(&dpc_g.lock);
+    }
+    if (dpc_g.locking)
+        pthread_mutex_lock(&dpc_g.lock);
+    dpc_coll_stats_t *cs = &dpc_g.stats[a->coll];
+    cs->ours++;
+    cs->bytes += bytes;
+    cs->by_algo[algo_index(al)]++;
+    cs->errors += rc != MPI_SUCCESS;
+    if (dpc_g.locking)
+        pthread_mutex_unlock(&dpc_g.lock);
+    return rc;
+}
+
+void dpc_stats_print(void)
+{
+    static const char *const why[DPC_WHY_COUNT] = {
+        "libdpcoll disabled", "intercommunicator", "user-defined op", "datatype"};
+    char line[2048];
+    for (int c = 0; c < DPC_COLL_COUNT; c++) {
+        dpc_coll_stats_t *cs = &dpc_g.stats[c];
+        if (!cs->ours && !cs->pmpi)
+            continue;
+        size_t off = (size_t)snprintf(line, sizeof(line), "rank %d %s: %llu on libdpcoll", dpc_g.world_rank,
+                                      dpc_coll_name(c), cs->ours);
+        const char *sep = " (";
+        for (int i = 0; i < dpc_g.nalgos && off < sizeof(line); i++)
+            if (cs->by_algo[i]) {
+                off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s %llu", sep,
+                                        dpc_algos()[i]->name, cs->by_algo[i]);
+                sep = ", ";
+            }
+        if (*sep == ',' && off < sizeof(line))
+            off += (size_t)snprintf(line + off, sizeof(line) - off, ")");
+        if (off < sizeof(line))
+            off += (size_t)snprintf(line + off, sizeof(line) - off, ", %llu bytes; %llu to PMPI",
+                                    cs->bytes, cs->pmpi);
+        sep = " (";
+        for (int w = 0; w < DPC_WHY_COUNT && off < sizeof(line); w++)
+            if (cs->why[w]) {
+                off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s %llu", sep, why[w], cs->why[w]);
+                sep = ", ";
+            }
+        if (*sep == ',' && off < sizeof(line))
+            off += (size_t)snprintf(line + off, sizeof(line) - off, ")");
+        if (cs->errors && off < sizeof(line))
+            snprintf(line + off, sizeof(line) - off, "; %llu errors", cs->errors);
+        fprintf(stderr, "libdpcoll stats: %s\n", line);
+    }
+}

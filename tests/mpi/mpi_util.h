@@ -1,0 +1,20 @@
+/* Helpers for the MPI integration tests: every rank runs the same cases;
+ * mismatches are counted locally and agreed with PMPI_Allreduce before any
+ * assertion, so a failure on one rank never leaves the others waiting. */
+#ifndef DPC_MPI_UTIL_H
+#define DPC_MPI_UTIL_H
+
+#include <check.h>
+#include <mpi.h>
+#include <stdio.h>
+
+extern int t_rank, t_size;
+extern char t_first_failure[512];
+extern long t_cases;
+
+/* record a failed case (first one kept for the message) */
+void t_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* all ranks: how many failures anywhere; asserts zero with the message */
+void t_agree(const char *what);
+
+#endif

@@ -1,0 +1,408 @@
+/*
+ * UCX transport (see dpc_ucx.h). Completions: UCX calls our callbacks from
+ * inside ucp_worker_progress (or, for a send that finished at once, we note
+ * it ourselves); either way the transfer goes on a done list, and only our
+ * progress() calls the engine's callback, as the transport contract wants.
+ */
+#include "config.h"
+#include "dpc_ucx.h"
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+
+struct dpc_xfer {
+    struct dpc_xfer *next;
+    dpc_ucx_t *ux;
+    dpc_xfer_cb_t cb;
+    void *arg;
+    void *req;              /* UCX request while in flight */
+    dpc_status_t status;
+    int done;
+};
+
+struct dpc_ucx {
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+    ucp_address_t *addr;
+    size_t addr_len;
+    int efd;                /* wakeup fd, -1 if the transports have none */
+    int nprocs;
+    char *peer_addrs;
+    size_t *peer_offs;
+    ucp_ep_h *eps;
+    struct dpc_xfer *done_head, *done_tail;
+    uint64_t mem_types;     /* bit per ucs_memory_type_t UCX handles */
+};
+
+typedef struct group_tp {
+    dpc_transport_t tp;     /* first: the engine hands us this pointer */
+    dpc_ucx_t *ux;
+    int *world;
+} group_tp_t;
+
+static dpc_status_t from_ucs(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK: return DPC_OK;
+    case UCS_INPROGRESS: return DPC_INPROGRESS;
+    case UCS_ERR_NO_MEMORY: return DPC_ERR_NOMEM;
+    case UCS_ERR_CANCELED: return DPC_ERR_CANCELED;
+    case UCS_ERR_MESSAGE_TRUNCATED: return DPC_ERR_TRUNCATE;
+    case UCS_ERR_UNREACHABLE: case UCS_ERR_CONNECTION_RESET: case UCS_ERR_ENDPOINT_TIMEOUT:
+        return DPC_ERR_PEER_LOST;
+    case UCS_ERR_TIMED_OUT: return DPC_ERR_TIMEOUT;
+    default: return DPC_ERR_TRANSPORT;
+    }
+}
+
+static void push_done(dpc_ucx_t *ux, struct dpc_xfer *x, dpc_status_t st)
+{
+    x->status = st;
+    x->done = 1;
+    x->next = NULL;
+    if (ux->done_tail)
+        ux->done_tail->next = x;
+    else
+        ux->done_head = x;
+    ux->done_tail = x;
+}
+
+static void send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    struct dpc_xfer *x = user_data;
+    x->req = NULL;
+    ucp_request_free(request);
+    push_done(x->ux, x, from_ucs(status));
+}
+
+static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                    void *user_data)
+{
+    struct dpc_xfer *x = user_data;
+    (void)info;
+    x->req = NULL;
+    ucp_request_free(request);
+    push_done(x->ux, x, from_ucs(status));
+}
+
+static ucs_memory_type_t ucs_mem(dpc_memtype_t m)
+{
+    return m == DPC_MEM_CUDA ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
+}
+
+static dpc_status_t get_ep(dpc_ucx_t *ux, int proc, ucp_ep_h *ep_p)
+{
+    if (proc < 0 || proc >= ux->nprocs)
+        return DPC_ERR_ARG;
+    if (!ux->eps[proc]) {
+        ucp_ep_params_t ep = {
+            .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE,
+            .address = (const ucp_address_t *)(ux->peer_addrs + ux->peer_offs[proc]),
+            .err_mode = UCP_ERR_HANDLING_MODE_NONE,
+        };
+        ucs_status_t st = ucp_ep_create(ux->worker, &ep, &ux->eps[proc]);
+        if (st != UCS_OK)
+            return from_ucs(st);
+    }
+    *ep_p = ux->eps[proc];
+    return DPC_OK;
+}
+
+static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
+                              size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    dpc_ucx_t *ux = g->ux;
+    ucp_ep_h ep = NULL;
+    if (peer < 0 || peer >= tp->size)
+        return DPC_ERR_ARG;
+    dpc_status_t rc = get_ep(ux, g->world[peer], &ep);
+    if (rc != DPC_OK)
+        return rc;
+    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg};
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_MEMORY_TYPE,
+        .cb.send = send_cb, .user_data = x, .memory_type = ucs_mem(mem)};
+    uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
+    ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, t, &prm);
+    if (UCS_PTR_IS_ERR(r)) {
+        free(x);
+        return from_ucs(UCS_PTR_STATUS(r));
+    }
+    if (r == NULL)
+        push_done(ux, x, DPC_OK);     /* finished at once: report from progress() */
+    else if (!x->done)
+        x->req = r;
+    *xfer_p = x;
+    return DPC_OK;
+}
+
+static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
+                              size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    dpc_ucx_t *ux = g->ux;
+    if (peer < 0 || peer >= tp->size)
+        return DPC_ERR_ARG;
+    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg};
+    ucp_tag_recv_info_t info;
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .cb.recv = recv_cb, .user_data = x, .memory_type = ucs_mem(mem),
+        .recv_info.tag_info = &info};
+    uint64_t t = tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT);
+    ucs_status_ptr_t r = ucp_tag_recv_nbx(ux->worker, buf, len, t, ~UINT64_C(0), &prm);
+    if (UCS_PTR_IS_ERR(r)) {
+        free(x);
+        return from_ucs(UCS_PTR_STATUS(r));
+    }
+    if (r == NULL)
+        push_done(ux, x, DPC_OK);
+    else if (!x->done)
+        x->req = r;
+    *xfer_p = x;
+    return DPC_OK;
+}
+
+static int ux_progress(dpc_ucx_t *ux)
+{
+    int n = 0;
+    while (ucp_worker_progress(ux->worker))
+        ;
+    struct dpc_xfer *x;
+    while ((x = ux->done_head) != NULL) {
+        ux->done_head = x->next;
+        if (!ux->done_head)
+            ux->done_tail = NULL;
+        x->cb(x->arg, x->status);
+        free(x);
+        n++;
+    }
+    return n;
+}
+
+static int grp_progress(dpc_transport_t *tp)
+{
+    return ux_progress(((group_tp_t *)tp)->ux);
+}
+
+static void grp_cancel(dpc_transport_t *tp, dpc_xfer_t *x)
+{
+    dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
+    /* receives are cancelled by UCX (callback with UCS_ERR_CANCELED); a send
+     * already handed to the wire completes on its own or with its peer */
+    if (x->req && !x->done)
+        ucp_request_cancel(ux->worker, x->req);
+}
+
+static uint64_t grp_now(dpc_transport_t *tp)
+{
+    struct timespec ts;
+    (void)tp;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until the worker has something for us (or max_ns passes): with more
+ * ranks than cores a spinning rank would starve the peer it waits for. */
+static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
+{
+    dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
+    if (ux->done_head)
+        return;
+    if (ux->efd >= 0) {
+        ucs_status_t st = ucp_worker_arm(ux->worker);
+        if (st == UCS_ERR_BUSY)
+            return;    /* events pending: go progress them */
+        if (st == UCS_OK) {
+            struct pollfd pfd = {.fd = ux->efd, .events = POLLIN};
+            int ms = (int)(max_ns / 1000000);
+            poll(&pfd, 1, ms > 0 ? ms : 1);
+            return;
+        }
+    }
+    sched_yield();
+}
+
+static const dpc_transport_ops_t grp_ops = {
+    .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
+    .now_ns = grp_now, .idle_wait = grp_idle_wait,
+};
+
+dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_t errlen)
+{
+    dpc_ucx_t *ux = calloc(1, sizeof(*ux));
+    ucp_config_t *conf = NULL;
+    ucs_status_t st;
+    if (!ux)
+        return DPC_ERR_NOMEM;
+    ux->efd = -1;
+    st = ucp_config_read("DPCOLL", NULL, &conf);   /* DPCOLL_UCX_* tunes our context only */
+    if (st != UCS_OK)
+        goto fail;
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
+        .mt_workers_shared = 0,
+    };
+    st = ucp_init(&params, conf, &ux->ctx);
+    if (st != UCS_OK) {
+        /* some transport sets have no wakeup support: go on without it */
+        params.features = UCP_FEATURE_TAG;
+        st = ucp_init(&params, conf, &ux->ctx);
+    }
+    ucp_config_release(conf);
+    if (st != UCS_OK)
+        goto fail;
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = thread_multi ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE,
+    };
+    st = ucp_worker_create(ux->ctx, &wp, &ux->worker);
+    if (st != UCS_OK)
+        goto fail;
+    if (ucp_worker_get_efd(ux->worker, &ux->efd) != UCS_OK)
+        ux->efd = -1;
+    st = ucp_worker_get_address(ux->worker, &ux->addr, &ux->addr_len);
+    if (st != UCS_OK)
+        goto fail;
+    ucp_context_attr_t ca = {.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES};
+    if (ucp_context_query(ux->ctx, &ca) == UCS_OK)
+        ux->mem_types = ca.memory_types;
+    *ux_p = ux;
+    return DPC_OK;
+fail:
+    snprintf(err, errlen, "UCX initialization failed: %s", ucs_status_string(st));
+    dpc_ucx_destroy(ux);
+    return DPC_ERR_TRANSPORT;
+}
+
+dpc_status_t dpc_ucx_address(dpc_ucx_t *ux, const void **addr, size_t *len)
+{
+    *addr = ux->addr;
+    *len = ux->addr_len;
+    return DPC_OK;
+}
+
+dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
+                               const size_t *offs, const size_t *lens)
+{
+    size_t total = 0;
+    for (int i = 0; i < nprocs; i++)
+        total = offs[i] + lens[i] > total ? offs[i] + lens[i] : total;
+    ux->peer_addrs = malloc(total ? total : 1);
+    ux->peer_offs = malloc(sizeof(size_t) * (size_t)nprocs);
+    ux->eps = calloc((size_t)nprocs, sizeof(ucp_ep_h));
+    if (!ux->peer_addrs || !ux->peer_offs || !ux->eps)
+        return DPC_ERR_NOMEM;
+    memcpy(ux->peer_addrs, addrs, total);
+    memcpy(ux->peer_offs, offs, sizeof(size_t) * (size_t)nprocs);
+    ux->nprocs = nprocs;
+    return DPC_OK;
+}
+
+void dpc_ucx_destroy(dpc_ucx_t *ux)
+{
+    if (!ux)
+        return;
+    if (ux->eps) {
+        /* close every endpoint, flushing; all processes do this together */
+        void **reqs = calloc((size_t)ux->nprocs, sizeof(void *));
+        for (int i = 0; i < ux->nprocs && reqs; i++) {
+            if (!ux->eps[i])
+                continue;
+            ucp_request_param_t prm = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = 0};
+            ucs_status_ptr_t r = ucp_ep_close_nbx(ux->eps[i], &prm);
+            reqs[i] = UCS_PTR_IS_PTR(r) ? r : NULL;
+        }
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int i = 0; i < ux->nprocs && reqs; i++) {
+            while (reqs[i] && ucp_request_check_status(reqs[i]) == UCS_INPROGRESS) {
+                ucp_worker_progress(ux->worker);
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                if (t.tv_sec - t0.tv_sec > 10)
+                    break;     /* a peer that never answers: do not hang */
+            }
+            if (reqs[i])
+                ucp_request_free(reqs[i]);
+        }
+        free(reqs);
+    }
+    /* transfers completed but never reported: nobody waits for them now */
+    while (ux->done_head) {
+        struct dpc_xfer *x = ux->done_head;
+        ux->done_head = x->next;
+        free(x);
+    }
+    if (ux->addr)
+        ucp_worker_release_address(ux->worker, ux->addr);
+    if (ux->worker)
+        ucp_worker_destroy(ux->worker);
+    if (ux->ctx)
+        ucp_cleanup(ux->ctx);
+    free(ux->eps);
+    free(ux->peer_addrs);
+    free(ux->peer_offs);
+    free(ux);
+}
+
+dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *world,
+                                  dpc_transport_t **tp_p)
+{
+    if (size > DPC_UCX_MAX_RANKS)
+        return DPC_ERR_UNSUPPORTED;
+    group_tp_t *g = calloc(1, sizeof(*g));
+    int *w = malloc(sizeof(int) * (size_t)size);
+    if (!g || !w) {
+        free(g);
+        free(w);
+        return DPC_ERR_NOMEM;
+    }
+    memcpy(w, world, sizeof(int) * (size_t)size);
+    g->tp = (dpc_transport_t){.ops = &grp_ops, .rank = rank, .size = size};
+    g->ux = ux;
+    g->world = w;
+    *tp_p = &g->tp;
+    return DPC_OK;
+}
+
+void dpc_ucx_group_destroy(dpc_transport_t *tp)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    if (!g)
+        return;
+    free(g->world);
+    free(g);
+}
+
+void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len)
+{
+    unsigned maj, min, rel;
+    ucp_get_version(&maj, &min, &rel);
+    size_t off = (size_t)snprintf(buf, len, "UCX %u.%u.%u; memory types:", maj, min, rel);
+    for (int m = 0; m < UCS_MEMORY_TYPE_LAST && off < len; m++)
+        if (ux && (ux->mem_types & (UINT64_C(1) << m)))
+            off += (size_t)snprintf(buf + off, len - off, " %s", ucs_memory_type_names[m]);
+    if (off < len)
+        snprintf(buf + off, len - off, "; wakeup: %s", ux && ux->efd >= 0 ? "yes" : "no");
+}
+
+int dpc_ucx_supports_mem(dpc_ucx_t *ux, dpc_memtype_t mem)
+{
+    return (ux->mem_types >> ucs_mem(mem)) & 1;
+}

@@ -1,0 +1,52 @@
+/*
+ * The UCX transport: a ucp context and worker of libdpcoll's own (separate
+ * from the ones MPICH uses inside), worker addresses exchanged by the caller,
+ * endpoints created on the first send to a peer, tagged send/receive with
+ * completion callbacks, progress that blocks on the worker's wakeup fd
+ * instead of spinning, and an orderly teardown.
+ *
+ * Tag layout (64 bits), so concurrent and successive collectives never cross:
+ *   63..44  source rank in the communicator (20 bits; UCX tags carry no source)
+ *   43..32  communicator context id (12 bits), agreed by all members
+ *   31..20  collective sequence number on that communicator (12 bits)
+ *   19..0   step tag, chosen by the algorithm (DPC_STEP_TAG_BITS)
+ * The schedule's tag_base supplies bits 43..20; this file adds the source.
+ *
+ * Not thread safe by itself: the caller serializes calls on one dpc_ucx_t.
+ */
+#ifndef DPC_UCX_H
+#define DPC_UCX_H
+
+#include <stddef.h>
+#include "dpc_transport.h"
+
+#define DPC_UCX_SRC_SHIFT 44
+#define DPC_UCX_CTX_SHIFT 32
+#define DPC_UCX_CTX_BITS 12
+#define DPC_UCX_SEQ_SHIFT 20
+#define DPC_UCX_SEQ_BITS 12
+#define DPC_UCX_MAX_RANKS (1 << 20)
+
+typedef struct dpc_ucx dpc_ucx_t;
+
+dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_t errlen);
+/* This worker's address, to be exchanged with every process. */
+dpc_status_t dpc_ucx_address(dpc_ucx_t *ux, const void **addr, size_t *len);
+/* All processes' addresses: process i's is at addrs + offs[i], lens[i] bytes
+ * (copied). Endpoints are created later, on first use. */
+dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
+                               const size_t *offs, const size_t *lens);
+/* Flushes and closes endpoints (bounded wait), destroys worker and context. */
+void dpc_ucx_destroy(dpc_ucx_t *ux);
+
+/* A transport over a group: group rank i is process world[i]. */
+dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *world,
+                                  dpc_transport_t **tp_p);
+void dpc_ucx_group_destroy(dpc_transport_t *tp);
+
+/* "UCX 1.13.1; memory types: host, ..." for dpcoll_info and logs. */
+void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len);
+/* Can UCX move this memory type itself (no staging through the host)? */
+int dpc_ucx_supports_mem(dpc_ucx_t *ux, dpc_memtype_t mem);
+
+#endif
