@@ -39,6 +39,11 @@ DPCOLL_API int dpcoll_active(void);
  * or MPI_ERR_ARG for an unknown collective or algorithm. */
 DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorithm);
 
+/* The message of the last error libdpcoll raised on the calling thread
+ * ("MPI_Allreduce: count is negative (-1)"), or "" if none. Calls that fail
+ * return the MPI error class; this says which argument was wrong. */
+DPCOLL_API const char *dpcoll_error_message(void);
+
 /* The i-th algorithm libdpcoll has for a collective (i from 0), or NULL past
  * the last one or for an unknown collective. */
 DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i);

@@ -1,9 +1,14 @@
 /*
- * Errors go through the communicator's error handler as MPI error codes of
- * the right class whose string names the call and the argument, so
- * MPI_ERRORS_RETURN callers get a code they can print with MPI_Error_string,
- * and the default handler's abort says what was wrong. Codes are made once
- * per distinct message (MPI has no way to release them), up to a bound.
+ * Errors go through the communicator's error handler with the MPI error
+ * class (MPI_ERR_COUNT, ...). The message that names the call and the
+ * argument is printed when the handler will abort, and kept for the calling
+ * thread (dpcoll_error_message) when it returns.
+ *
+ * Why not a user error code with the message as its string: MPICH 4.0.2
+ * garbles the strings of codes added to predefined classes
+ * (MPI_Add_error_code(MPI_ERR_OP) + MPI_Add_error_string give a code whose
+ * MPI_Error_string is an unrelated error stack), and a class of our own
+ * would hide the standard class from MPI_Error_class.
  */
 #include "config.h"
 #include "shim.h"
@@ -12,48 +17,30 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_CODES 128
-
-static struct { int cls, code; char msg[MPI_MAX_ERROR_STRING]; } codes[MAX_CODES];
-static int ncodes;
-
-static int code_for(int cls, const char *msg)
-{
-    for (int i = 0; i < ncodes; i++)
-        if (codes[i].cls == cls && !strcmp(codes[i].msg, msg))
-            return codes[i].code;
-    int code;
-    if (ncodes == MAX_CODES || PMPI_Add_error_code(cls, &code) != MPI_SUCCESS ||
-        PMPI_Add_error_string(code, msg) != MPI_SUCCESS)
-        return cls;
-    codes[ncodes].cls = cls;
-    codes[ncodes].code = code;
-    snprintf(codes[ncodes].msg, sizeof(codes[ncodes].msg), "%s", msg);
-    ncodes++;
-    return code;
-}
+static __thread char last_error[MPI_MAX_ERROR_STRING];
 
 int dpc_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
 {
-    char msg[MPI_MAX_ERROR_STRING];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&dpc_g.lock);
-    int code = code_for(errclass, msg);
-    pthread_mutex_unlock(&dpc_g.lock);
     if (comm == MPI_COMM_NULL)
         comm = MPI_COMM_WORLD;    /* no handler of its own: MPICH uses this one */
     MPI_Errhandler eh;
     if (PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS) {
         if (eh != MPI_ERRORS_RETURN)
-            dpc_log(DPC_LOG_ERROR, "%s", msg);   /* about to abort: say why */
+            dpc_log(DPC_LOG_ERROR, "%s", last_error);   /* about to abort: say why */
         else
-            dpc_log(DPC_LOG_INFO, "%s", msg);
+            dpc_log(DPC_LOG_INFO, "%s", last_error);
         if (eh != MPI_ERRHANDLER_NULL)
             PMPI_Errhandler_free(&eh);
     }
-    PMPI_Comm_call_errhandler(comm, code);
-    return code;
+    PMPI_Comm_call_errhandler(comm, errclass);
+    return errclass;
+}
+
+DPCOLL_API const char *dpcoll_error_message(void)
+{
+    return last_error;
 }

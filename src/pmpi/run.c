@@ -134,11 +134,13 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
         char name[MPI_MAX_OBJECT_NAME] = "";
         int len = 0;
         PMPI_Comm_get_name(comm, name, &len);
+        char after[64] = "";
+        if (st == DPC_ERR_TIMEOUT)
+            snprintf(after, sizeof(after), " (after %g s: DPCOLL_TIMEOUT)", dpc_g.cfg.timeout_s);
         rc = dpc_raise(comm, st == DPC_ERR_TIMEOUT ? MPI_ERR_OTHER : error_class(st),
                        "%s (%s, %s) on communicator %s (size %d, rank %d): %s%s", call,
                        dpc_coll_name(a->coll), al->name, len ? name : "(unnamed)", c->size,
-                       c->rank, why[0] ? why : dpc_status_str(st),
-                       st == DPC_ERR_TIMEOUT ? " (DPCOLL_TIMEOUT)" : "");
+                       c->rank, why[0] ? why : dpc_status_str(st), after);
     }
     if (s) {
         if (dpc_g.locking)

@@ -1,0 +1,60 @@
+#!/bin/sh
+# MPI integration tests (make check): real MPICH runs on 1-4 ranks with the
+# shim linked in (-ldpcoll before -lmpi) and preloaded (LD_PRELOAD).
+# Each Check program prints its own summary; the shell-level checks here
+# (exit codes, messages, stats) print one summary line of their own.
+# DPC_TEST_QUICK=1: np 1-2 only (used under valgrind).
+set -u
+top_builddir=${top_builddir:-.}
+lib="$top_builddir/.libs/libdpcoll.so"
+coll="$top_builddir/tests/test_mpi_coll"
+misc="$top_builddir/tests/test_mpi_misc"
+pre="$top_builddir/tests/test_mpi_preload"
+run() { "$@" < /dev/null; }
+mpi() { np=$1; shift; run ${MPIEXEC:-mpiexec} -n "$np" ${VALGRIND_CMD:-} "$@"; }
+fail=0 checks=0 failures=0
+check() {   # check NAME COMMAND...: a shell-level check
+    name=$1; shift
+    checks=$((checks + 1))
+    if "$@"; then echo "ok: $name"; else echo "FAILED: $name"; failures=$((failures + 1)); fi
+}
+nps="1 2 3 4"
+[ "${DPC_TEST_QUICK:-0}" = 1 ] && nps="1 2"
+for np in $nps; do
+    echo "== test_mpi_coll, $np ranks"
+    mpi "$np" "$coll" || fail=1
+done
+echo "== bad input, 3 ranks"
+mpi 3 "$misc" errors || fail=1
+echo "== dup/collective/free cycles, 2 ranks"
+mpi 2 "$misc" cycles || fail=1
+echo "== MPI_THREAD_MULTIPLE, 2 ranks"
+mpi 2 "$misc" threads || fail=1
+echo "== DPCOLL_TIMEOUT=2, rank 0 absent, 3 ranks"
+DPCOLL_TIMEOUT=2 mpi 3 "$misc" timeout 2>&1 | grep -v 'UCX  WARN' || fail=1
+echo "== DPCOLL_DISABLE=1"
+DPCOLL_DISABLE=1 mpi 2 "$misc" disabled || fail=1
+echo "== LD_PRELOAD"
+LD_PRELOAD="$lib" mpi 2 "$pre" || fail=1
+LD_PRELOAD="$lib" mpi 3 "$pre" || fail=1
+
+out=$(mpi 2 "$misc" fatal 2>&1); rc=$?
+check "negative count under MPI_ERRORS_ARE_FATAL aborts" test $rc -ne 0
+check "... with a message naming the call and argument" \
+    sh -c 'echo "$1" | grep -q "MPI_Allreduce: count is negative (-7)"' _ "$out"
+out=$(DPCOLL_ALLREDUCE_ALGORITHM=nosuch LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1); rc=$?
+check "an unknown forced algorithm is an error" test $rc -ne 0
+check "... that lists the valid ones" \
+    sh -c 'echo "$1" | grep -q "DPCOLL_ALLREDUCE_ALGORITHM=nosuch: no such algorithm; valid: auto, ring"' _ "$out"
+out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "DPCOLL_STATS shows collectives ran on libdpcoll" \
+    sh -c 'echo "$1" | grep -q "rank 1 allreduce: 1 on libdpcoll"' _ "$out"
+out=$(DPCOLL_STATS=1 DPCOLL_DISABLE=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "... and, disabled, that they went to PMPI and why" \
+    sh -c 'echo "$1" | grep -q "0 on libdpcoll, 0 bytes; 1 to PMPI (libdpcoll disabled 1)"' _ "$out"
+out=$(DPCOLL_BCAST_ALGORITHM=scatter_allgather DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "DPCOLL_BCAST_ALGORITHM forces the algorithm" \
+    sh -c 'echo "$1" | grep -q "bcast: 1 on libdpcoll (scatter_allgather 1)"' _ "$out"
+echo "$(( checks ? (checks - failures) * 100 / checks : 100 ))%: Checks: $checks, Failures: $failures, Errors: 0"
+[ $failures = 0 ] || fail=1
+exit $fail

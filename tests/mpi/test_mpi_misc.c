@@ -1,0 +1,238 @@
+/*
+ * MPI integration beyond results: bad input (an MPI error class through the
+ * communicator's error handler, a message naming the call and argument, the
+ * communicator still usable), timeouts that name the ranks waited for,
+ * communicator dup/free cycles that leave memory flat, MPI_THREAD_MULTIPLE,
+ * DPCOLL_DISABLE. The mode is argv[1]; tests/mpi/run.sh runs each.
+ */
+#include "config.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "dpcoll.h"
+#include "mpi_util.h"
+
+static void expect_class(int rc, int cls, const char *what, const char *needle)
+{
+    int got = MPI_SUCCESS;
+    char str[MPI_MAX_ERROR_STRING] = "";
+    int len;
+    t_cases++;
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &got);
+        snprintf(str, sizeof(str), "%s", dpcoll_error_message());
+    }
+    (void)len;
+    if (got != cls)
+        t_fail("%s: error class %d, expected %d (%s)", what, got, cls, str);
+    else if (needle && !strstr(str, needle))
+        t_fail("%s: message \"%s\" does not name \"%s\"", what, str, needle);
+}
+
+static int allreduce_works(MPI_Comm comm)
+{
+    int in = t_rank + 1, out = 0, p;
+    MPI_Comm_size(comm, &p);
+    int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, comm);
+    return rc == MPI_SUCCESS && out == p * (p + 1) / 2;
+}
+
+START_TEST(test_bad_input)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int a[8] = {0}, b[8] = {0}, counts[64], displs[64];
+    for (int i = 0; i < 64; i++)
+        counts[i] = 1, displs[i] = i;
+    expect_class(MPI_Allreduce(a, b, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT, "allreduce count -1", "count");
+    expect_class(MPI_Allreduce(a, b, 2, MPI_DATATYPE_NULL, MPI_SUM, c), MPI_ERR_TYPE, "null type", "datatype");
+    expect_class(MPI_Allreduce(a, b, 2, MPI_INT, MPI_OP_NULL, c), MPI_ERR_OP, "null op", "op");
+    expect_class(MPI_Allreduce(a, b, 2, MPI_FLOAT, MPI_BXOR, c), MPI_ERR_OP, "bxor on float", "bxor");
+    expect_class(MPI_Allreduce(a, NULL, 2, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "null recvbuf", "recvbuf");
+    expect_class(MPI_Allreduce(a, a, 2, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "aliased buffers", "MPI_IN_PLACE");
+    expect_class(MPI_Bcast(a, 2, MPI_INT, t_size, c), MPI_ERR_ROOT, "bcast root = size", "root");
+    expect_class(MPI_Bcast(a, 2, MPI_INT, -1, c), MPI_ERR_ROOT, "bcast root -1", "root");
+    expect_class(MPI_Bcast(a, -5, MPI_INT, 0, c), MPI_ERR_COUNT, "bcast count -5", "count");
+    expect_class(MPI_Allgather(a, -1, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_COUNT, "allgather sendcount", "sendcount");
+    expect_class(MPI_Allgather(a, 2, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_TRUNCATE, "allgather sizes differ", "bytes");
+    counts[t_rank] = -2;
+    expect_class(MPI_Allgatherv(a, 1, MPI_INT, b, counts, displs, MPI_INT, c), MPI_ERR_COUNT,
+                 "allgatherv recvcounts", "recvcounts");
+    expect_class(MPI_Reduce_scatter(a, b, counts, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT,
+                 "reduce_scatter recvcounts", "recvcounts");
+    counts[t_rank] = 1;
+    expect_class(MPI_Alltoallv(a, counts, NULL, MPI_INT, b, counts, displs, MPI_INT, c), MPI_ERR_ARG,
+                 "alltoallv sdispls NULL", "sdispls");
+    expect_class(MPI_Alltoall(a, 1, MPI_INT, b, -3, MPI_INT, c), MPI_ERR_COUNT, "alltoall recvcount", "recvcount");
+    expect_class(MPI_Reduce_scatter_block(a, b, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT,
+                 "reduce_scatter_block recvcount", "recvcount");
+    expect_class(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM, "null comm", "comm");
+    /* nothing was sent: the communicator works as before */
+    t_cases++;
+    if (!allreduce_works(c))
+        t_fail("the communicator is not usable after the errors");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_free(&c);
+    t_agree("bad input");
+}
+END_TEST
+
+/* Default handler: the run aborts, and says what was wrong (run.sh checks
+ * the message and the non-zero exit). */
+START_TEST(test_fatal)
+{
+    int a = 0, b = 0;
+    MPI_Allreduce(&a, &b, -7, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    ck_abort_msg("MPI_Allreduce with count -7 returned under MPI_ERRORS_ARE_FATAL");
+}
+END_TEST
+
+/* Run with DPCOLL_TIMEOUT=2: rank 0 skips a collective; the others time out
+ * with an error that names the collective and rank 0. */
+START_TEST(test_timeout)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_name(c, "skipped");
+    int in = 1, out = 0;
+    t_cases++;
+    if (!allreduce_works(c))     /* a first one that everybody calls */
+        t_fail("first allreduce on the communicator failed");
+    if (t_rank != 0) {
+        int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, c);
+        expect_class(rc, MPI_ERR_OTHER, "allreduce with rank 0 absent", "waiting for rank");
+        const char *str = dpcoll_error_message();
+        if (!strstr(str, "MPI_Allreduce") || !strstr(str, "skipped"))
+            t_fail("timeout message does not name the call and communicator: %s", str);
+        if (t_rank == 1 && !strstr(str, " 0"))
+            t_fail("rank 1's timeout message does not name rank 0: %s", str);
+    }
+    t_agree("timeout");
+    /* the communicator's sequence is off now: it is not used again */
+}
+END_TEST
+
+static long rss_kb(void)
+{
+    long pages = 0, rss = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+            rss = 0;
+        fclose(f);
+    }
+    return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+START_TEST(test_dup_free_cycles)
+{
+    long before = 0;
+    for (int i = 0; i < 1100; i++) {
+        if (i == 100)
+            before = rss_kb();
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        t_cases++;
+        if (!allreduce_works(c))
+            t_fail("cycle %d: wrong allreduce result", i);
+        MPI_Comm_free(&c);
+    }
+    long growth = rss_kb() - before;
+    if (growth > 1024)
+        t_fail("resident memory grew by %ld KiB over 1000 dup/allreduce/free cycles", growth);
+    t_agree("dup/free cycles");
+}
+END_TEST
+
+static void *thread_body(void *arg)
+{
+    MPI_Comm c = *(MPI_Comm *)arg;
+    int p;
+    MPI_Comm_size(c, &p);
+    for (int i = 0; i < 200; i++) {
+        long in[64], out[64];
+        for (int k = 0; k < 64; k++)
+            in[k] = t_rank * 1000 + i + k;
+        MPI_Allreduce(in, out, 64, MPI_LONG, MPI_SUM, c);
+        for (int k = 0; k < 64; k++)
+            if (out[k] != 1000L * p * (p - 1) / 2 + (long)p * (i + k)) {
+                t_fail("thread allreduce %d: element %d wrong", i, k);
+                break;
+            }
+    }
+    return NULL;
+}
+
+START_TEST(test_threads)
+{
+    int provided;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        t_agree("threads (MPI_THREAD_MULTIPLE not provided)");
+        return;
+    }
+    MPI_Comm c[2];
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c[1]);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, thread_body, &c[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    t_cases += 400;
+    MPI_Comm_free(&c[0]);
+    MPI_Comm_free(&c[1]);
+    t_agree("two threads, two communicators");
+}
+END_TEST
+
+START_TEST(test_disabled)
+{
+    t_cases++;
+    if (dpcoll_active())
+        t_fail("DPCOLL_DISABLE=1 but libdpcoll is active");
+    if (!allreduce_works(MPI_COMM_WORLD))
+        t_fail("allreduce through PMPI gave a wrong result");
+    t_agree("disabled");
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "errors";
+    if (!strcmp(mode, "threads")) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t_size);
+    Suite *s = suite_create(mode);
+    TCase *tc = tcase_create(mode);
+    tcase_set_timeout(tc, 0);
+    if (!strcmp(mode, "errors"))
+        tcase_add_test(tc, test_bad_input);
+    else if (!strcmp(mode, "fatal"))
+        tcase_add_test(tc, test_fatal);
+    else if (!strcmp(mode, "timeout"))
+        tcase_add_test(tc, test_timeout);
+    else if (!strcmp(mode, "cycles"))
+        tcase_add_test(tc, test_dup_free_cycles);
+    else if (!strcmp(mode, "threads"))
+        tcase_add_test(tc, test_threads);
+    else if (!strcmp(mode, "disabled"))
+        tcase_add_test(tc, test_disabled);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
