@@ -44,6 +44,10 @@ DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorith
  * return the MPI error class; this says which argument was wrong. */
 DPCOLL_API const char *dpcoll_error_message(void);
 
+/* The algorithm the last collective on libdpcoll used on the calling thread
+ * ("ring", ...), or "" if none ran yet. */
+DPCOLL_API const char *dpcoll_last_algorithm(void);
+
 /* The i-th algorithm libdpcoll has for a collective (i from 0), or NULL past
  * the last one or for an unknown collective. */
 DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i);

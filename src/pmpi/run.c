@@ -47,6 +47,13 @@ void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why)
         pthread_mutex_unlock(&dpc_g.lock);
 }
 
+static __thread const dpc_algo_t *last_algo;
+
+DPCOLL_API const char *dpcoll_last_algorithm(void)
+{
+    return last_algo ? last_algo->name : "";
+}
+
 static int algo_index(const dpc_algo_t *al)
 {
     for (int i = 0; i < dpc_g.nalgos; i++)
@@ -101,6 +108,7 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
     const dpc_algo_t *al = choose(a);
     if (!al)
         return dpc_raise(comm, MPI_ERR_INTERN, "%s: no algorithm for %s", call, dpc_coll_name(a->coll));
+    last_algo = al;
     if (dpc_g.locking)
         pthread_mutex_lock(&dpc_g.lock);
     unsigned seq = c->seq++;

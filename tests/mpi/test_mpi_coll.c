@@ -167,7 +167,7 @@ START_TEST(test_allreduce)
                     const rtype_t *t = &rtypes[ti];
                     long n = t->per == 3 ? counts[ci] / 3 + 1 : counts[ci];
                     size_t bytes = rt_bytes(t) * (size_t)n + 16;
-                    char *in = malloc(bytes), *ours = malloc(bytes), *ref = malloc(bytes);
+                    char *in = calloc(1, bytes), *ours = calloc(1, bytes), *ref = calloc(1, bytes);
                     for (int ip = 0; ip < 2; ip++) {
                         rfill(t, in, (size_t)n, t_rank, 1);
                         rfill(t, ours, (size_t)n, t_rank + 100, 2);
@@ -207,7 +207,7 @@ static void reduce_scatter_case(int block, const char *algo)
                     total += rc[i];
                 }
                 size_t bytes = rt_bytes(t) * (size_t)total + 16;
-                char *in = malloc(bytes), *ours = malloc(bytes), *ref = malloc(bytes);
+                char *in = calloc(1, bytes), *ours = calloc(1, bytes), *ref = calloc(1, bytes);
                 for (int ip = 0; ip < 2; ip++) {
                     rfill(t, in, (size_t)total, t_rank, 3);
                     rfill(t, ours, (size_t)total, t_rank + 50, 4);
@@ -296,7 +296,7 @@ static void allgather_case(int v, const char *algo)
                 }
                 size_t bytes = sizeof(int) * (size_t)total + 16;
                 int *in = malloc(sizeof(int) * (size_t)(rc[r] + 1));
-                char *ours = malloc(bytes), *ref = malloc(bytes);
+                char *ours = calloc(1, bytes), *ref = calloc(1, bytes);
                 /* (MPICH's own in-place allgather with a derived receive type
                  * asserts on an overlapping memcpy: no reference there) */
                 for (int ip = 0; ip < (tv ? 1 : 2); ip++) {
@@ -364,7 +364,7 @@ START_TEST(test_bcast)
                         int n = (int)counts[ci], r;
                         MPI_Comm_rank(comms[k], &r);
                         size_t bytes = sizeof(int) * 2 * (size_t)n + 16;
-                        char *ours = malloc(bytes), *ref = malloc(bytes);
+                        char *ours = calloc(1, bytes), *ref = calloc(1, bytes);
                         bfill(ours, bytes, t_rank, 7 + root);
                         memcpy(ref, ours, bytes);
                         MPI_Datatype dt = tv && r == root ? t_strided_int : MPI_INT;
@@ -407,7 +407,7 @@ static void alltoall_case(int v, const char *algo)
             if (!v)
                 sat = rat = counts[ci] * p;
             size_t sbytes = sizeof(int) * (size_t)sat + 16, rbytes = sizeof(int) * (size_t)rat + 16;
-            char *in = malloc(sbytes), *ours = malloc(rbytes), *ref = malloc(rbytes);
+            char *in = calloc(1, sbytes), *ours = calloc(1, rbytes), *ref = calloc(1, rbytes);
             for (int ip = 0; ip < 2; ip++) {
                 bfill(in, sbytes, t_rank, 8);
                 bfill(ours, rbytes, t_rank, 9);
