@@ -1,0 +1,94 @@
+/*
+ * dpcoll_info: what this libdpcoll is and how it is set up here: version,
+ * build configuration (MPI, UCX version and transports, CUDA), the
+ * algorithms of each collective, and the settings the environment selects.
+ * Runs without mpiexec (no MPI_Init).
+ */
+#include "config.h"
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+#include <uct/api/uct.h>
+#include "dpc_config.h"
+#include "dpc_cost.h"
+#include "dpc_ucx.h"
+#include "dpcoll.h"
+
+static void transports(void)
+{
+    uct_component_h *comps;
+    unsigned n;
+    printf("  UCX components:  ");
+    if (uct_query_components(&comps, &n) != UCS_OK) {
+        printf("(query failed)\n");
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        uct_component_attr_t a = {.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME};
+        if (uct_component_query(comps[i], &a) == UCS_OK)
+            printf("%s%s", i ? ", " : "", a.name);
+    }
+    printf("\n");
+    uct_release_component_list(comps);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: dpcoll_info\nPrints libdpcoll's version, build configuration, algorithms "
+               "and the settings in effect.\n");
+        return 0;
+    }
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING], err[512], d[256];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    char *nl = strchr(lib, '\n');
+    if (nl)
+        *nl = 0;
+    printf("libdpcoll %s\n\nbuild:\n", dpcoll_version_string());
+    printf("  MPI:             %s\n", lib);
+    dpc_ucx_t *ux = NULL;
+    if (dpc_ucx_create(0, &ux, err, sizeof(err)) == DPC_OK) {
+        dpc_ucx_describe(ux, d, sizeof(d));
+        printf("  UCX:             %s\n", d);
+        dpc_ucx_destroy(ux);
+    } else {
+        printf("  UCX:             %s\n", err);
+    }
+    transports();
+#ifdef DPC_HAVE_CUDA
+    printf("  CUDA:            toolkit found at build time; the device data path is not in "
+           "this release (device buffers are not supported yet)\n");
+#else
+    printf("  CUDA:            no\n");
+#endif
+    printf("\nalgorithms (selected per call by the alpha-beta-gamma model unless forced):\n");
+    for (int c = 0; c < DPC_COLL_COUNT; c++) {
+        printf("  %-22s", dpc_coll_name(c));
+        for (const dpc_algo_t *const *al = dpc_algos(); *al; al++)
+            if ((*al)->coll == (dpc_coll_t)c)
+                printf(" %s", (*al)->name);
+        printf("\n");
+    }
+    dpc_config_t cfg;
+    int bad = dpc_config_read(&cfg, err, sizeof(err)) != DPC_OK;
+    printf("\nsettings in effect (environment):\n");
+    if (bad) {
+        printf("  ERROR: %s\n", err);
+        return 1;
+    }
+    dpc_cost_params_t cp = dpc_cost_defaults();
+    printf("  DPCOLL_DISABLE                         %d%s\n", cfg.disable, cfg.disable ? " (every collective goes to PMPI)" : "");
+    printf("  DPCOLL_TIMEOUT                         %g s%s\n", cfg.timeout_s, cfg.timeout_s == 0 ? " (none)" : "");
+    printf("  DPCOLL_STATS                           %d\n", cfg.stats);
+    printf("  DPCOLL_LOG_LEVEL                       %d\n", cfg.log_level);
+    printf("  DPCOLL_SEG_BYTES                       %zu\n", cfg.seg_bytes);
+    for (int c = 0; c < DPC_COLL_COUNT; c++) {
+        char var[64];
+        dpc_config_algo_var(c, var, sizeof(var));
+        printf("  %-38s %s\n", var, cfg.force[c] ? cfg.force[c]->name : "auto");
+    }
+    printf("  cost model         alpha %.3g s, %.3g B/s links, %.3g B/s reduction (defaults)\n",
+           cp.alpha, 1 / cp.beta, 1 / cp.gamma);
+    return 0;
+}
