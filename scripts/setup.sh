@@ -19,7 +19,7 @@ if [ -n "$missing" ]; then
     apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 cd "$top"
-[ -x configure ] && [ configure -nt configure.ac ] || autoreconf -fi >/dev/null
+[ -x configure ] && [ configure -nt configure.ac ] || autoreconf -fi >/dev/null 2>&1
 mkdir -p _build
 cd _build
 [ -f Makefile ] || ../configure -q

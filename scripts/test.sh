@@ -9,10 +9,10 @@ cd "$top/_build"
 make -s check >check.out 2>&1
 rc=$?
 grep -E '^(PASS|FAIL|ERROR|XFAIL|XPASS|SKIP):' check.out
-grep -h -E '^[0-9]+%: Checks|^matrix:' tests/*.log
+grep -h -E '^[0-9]+%: Checks|^matrix:|^np=[0-9]' tests/*.log tests/mpi/*.log
 if [ $rc != 0 ]; then
     tail -n 40 check.out
-    grep -h -E ':[FE]:' tests/*.log | head -n 40
+    grep -h -E ':[FE]:|^FAILED' tests/*.log tests/mpi/*.log | head -n 40
 fi
 vrc=0
 if [ "${1:-}" = --valgrind ]; then
@@ -21,7 +21,7 @@ if [ "${1:-}" = --valgrind ]; then
     tail -n 5 valgrind.out
 fi
 # Check's per-program summaries: "NN%: Checks: N, Failures: F, Errors: E"
-sum=$(cat tests/*.log | awk '/^[0-9]+%: Checks:/ { gsub(",", ""); n += $3; f += $5 + $7 }
+sum=$(cat tests/*.log tests/mpi/*.log | awk '/^[0-9]+%: Checks:/ { gsub(",", ""); n += $3; f += $5 + $7 }
                              END { printf "%d %d", n - f, f }')
 passed=${sum% *}
 failed=${sum#* }
