@@ -24,8 +24,11 @@ static int allgather(const char *call, dpc_coll_t coll, const void *sendbuf, int
         return err;
     }
     int mine = recvcounts ? recvcounts[rank] : recvcount;
+    long long total = 0;
+    for (int i = 0; i < size; i++)
+        total += recvcounts ? recvcounts[i] : recvcount;
     if ((err = dpc_check_type(comm, call, "recvtype", recvtype, &rti)) ||
-        (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, recvcounts ? 1 : recvcount)))
+        (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, total)))
         return err;
     if (!in_place) {
         if ((err = dpc_check_count(comm, call, "sendcount", sendcount)) ||

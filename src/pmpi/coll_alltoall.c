@@ -22,8 +22,11 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
     } else if ((err = dpc_check_count(comm, call, "recvcount", recvcount))) {
         return err;
     }
+    long long rtotal = 0, stotal = 0;
+    for (int j = 0; j < size; j++)
+        rtotal += v ? recvcounts[j] : recvcount;
     if ((err = dpc_check_type(comm, call, "recvtype", recvtype, &rti)) ||
-        (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, v ? 1 : recvcount)))
+        (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, rtotal)))
         return err;
     if (!in_place) {
         if (v) {
@@ -34,8 +37,10 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
         } else if ((err = dpc_check_count(comm, call, "sendcount", sendcount))) {
             return err;
         }
+        for (int j = 0; j < size; j++)
+            stotal += v ? sendcounts[j] : sendcount;
         if ((err = dpc_check_type(comm, call, "sendtype", sendtype, &sti)) ||
-            (err = dpc_check_buf(comm, call, "sendbuf", sendbuf, v ? 1 : sendcount)))
+            (err = dpc_check_buf(comm, call, "sendbuf", sendbuf, stotal)))
             return err;
         long long sb = (long long)(v ? sendcounts[rank] : sendcount) * sti.size;
         long long rb = (long long)(v ? recvcounts[rank] : recvcount) * rti.size;
