@@ -8,11 +8,31 @@
 #include "shim.h"
 #include "dpc_log.h"
 #include "dpcoll.h"
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 dpc_shim_t dpc_g;
+
+/* More ranks on this node than cores they may run on? Then a waiting rank
+ * must give its core away at once instead of polling for a while. */
+static bool node_oversubscribed(void)
+{
+    MPI_Comm node;
+    int local = 1;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        PMPI_Comm_size(node, &local);
+        PMPI_Comm_free(&node);
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < cpus)
+        cpus = CPU_COUNT(&set);
+    return cpus > 0 && local > cpus;
+}
 
 static void exchange_addresses(void)
 {
@@ -79,6 +99,7 @@ static void dpc_init(int provided)
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
     agree_config();
+    dpc_g.oversubscribed = node_oversubscribed();
     int ok = 0;
     if (!dpc_g.cfg.disable) {
         if (dpc_ucx_create(dpc_g.locking, &dpc_g.ux, err, sizeof(err)) == DPC_OK)

@@ -10,8 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* busy polls before yielding, yields before sleeping on the wakeup fd */
-#define SPINS 64
+/* How long a waiting rank polls before it gives the core away: with a core
+ * of its own it polls for a while (a partner a few microseconds behind is
+ * then met without the ~50 us of a wake-up); with more ranks than cores it
+ * yields at once, since its partner may need this very core to catch up.
+ * Then a few yields, then sleep on the UCX worker's wakeup fd. */
+#define SPIN_NS_DEDICATED 300000u
 #define YIELDS 16
 
 int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
@@ -84,18 +88,25 @@ static int error_class(dpc_status_t st)
 static dpc_status_t wait_sched(dpc_sched_t *s, dpc_transport_t *tp)
 {
     dpc_status_t st;
+    uint64_t spin_until = tp->ops->now_ns(tp) + (dpc_g.oversubscribed ? 0 : SPIN_NS_DEDICATED);
+    unsigned yields = 0;
     for (unsigned n = 0;; n++) {
+        bool spinning = n < 4 || ((n & 63) != 0 || tp->ops->now_ns(tp) < spin_until);
+        if (!spinning && yields < YIELDS + 1)
+            yields++;
         if (dpc_g.locking)
             pthread_mutex_lock(&dpc_g.lock);
         st = dpc_sched_test(s);
-        if (st == DPC_INPROGRESS && n >= SPINS + YIELDS && !dpc_g.locking)
+        if (st == DPC_INPROGRESS && yields > YIELDS && !dpc_g.locking)
             tp->ops->idle_wait(tp, 1000000);    /* sleeps on the worker's fd */
         if (dpc_g.locking)
             pthread_mutex_unlock(&dpc_g.lock);
         if (st != DPC_INPROGRESS)
             return st;
-        if (n >= SPINS && (n < SPINS + YIELDS || dpc_g.locking))
+        if (yields && (yields <= YIELDS || dpc_g.locking))
             sched_yield();
+        if (yields)
+            spin_until = 0;   /* once out of the spin phase, stay out */
     }
 }
 

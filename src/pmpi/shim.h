@@ -32,6 +32,7 @@ typedef struct dpc_shim {
     dpc_cost_params_t cost;
     int world_rank, world_size, thread_level;
     bool locking;           /* MPI_THREAD_MULTIPLE: serialize our UCX use */
+    bool oversubscribed;    /* more ranks on this node than cores for them */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
     int keyval;
