@@ -49,11 +49,15 @@ struct dpc_sched {
     edge_t *edges;
     int nedges, cap_edges;
     int32_t *succ;
+    int cap_succ;
     int32_t *ready;          /* FIFO; each step enters once, so nsteps slots */
+    int cap_ready;
     int ready_head, ready_tail;
     int ndone, inflight;
     void **scratch;
     int nscratch, cap_scratch;
+    dpc_scratch_pool_t *pool;   /* held by this schedule, or NULL */
+    size_t pool_used, scratch_total;
     uint64_t start_ns;
     int *waiting;            /* peers in flight at failure */
     int nwaiting;
@@ -94,8 +98,40 @@ dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sc
     s->prm = *params;
     s->state = S_BUILDING;
     s->failed_step = -1;
+    if (params->pool && !params->pool->busy && params->mem == DPC_MEM_HOST) {
+        s->pool = params->pool;
+        s->pool->busy = 1;
+    }
     *sched_p = s;
     return DPC_OK;
+}
+
+void dpc_scratch_pool_fini(dpc_scratch_pool_t *pool)
+{
+    free(pool->base);
+    memset(pool, 0, sizeof(*pool));
+}
+
+/* Give the pool back, grown to what this schedule needed in all. */
+static void pool_release(dpc_sched_t *s)
+{
+    dpc_scratch_pool_t *p = s->pool;
+    if (!p)
+        return;
+    if (s->scratch_total > p->want)
+        p->want = s->scratch_total;
+    if (p->want > p->cap) {
+        void *n = NULL;
+        free(p->base);
+        p->base = NULL;
+        p->cap = 0;
+        if (!posix_memalign(&n, 64, p->want)) {
+            p->base = n;
+            p->cap = p->want;
+        }
+    }
+    p->busy = 0;
+    s->pool = NULL;
 }
 
 void *dpc_sched_scratch(dpc_sched_t *s, size_t bytes)
@@ -104,6 +140,13 @@ void *dpc_sched_scratch(dpc_sched_t *s, size_t bytes)
     if (s->state != S_BUILDING) {
         set_error(s, DPC_ERR_STATE, -1);
         return NULL;
+    }
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    s->scratch_total += rounded;
+    if (s->pool && s->pool_used + rounded <= s->pool->cap) {
+        p = s->pool->base + s->pool_used;
+        s->pool_used += rounded;
+        return p;
     }
     if (grow((void **)&s->scratch, &s->cap_scratch, s->nscratch + 1, sizeof(void *)) ||
         posix_memalign(&p, 64, bytes ? bytes : 1)) {
@@ -304,9 +347,8 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
         return s->status;
     }
     int n = s->nsteps;
-    s->succ = malloc(sizeof(int32_t) * (size_t)(s->nedges ? s->nedges : 1));
-    s->ready = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-    if (!s->succ || !s->ready) {
+    if (grow((void **)&s->succ, &s->cap_succ, s->nedges ? s->nedges : 1, sizeof(int32_t)) ||
+        grow((void **)&s->ready, &s->cap_ready, n ? n : 1, sizeof(int32_t))) {
         s->state = S_FAILED;
         s->status = DPC_ERR_NOMEM;
         return s->status;
@@ -328,9 +370,7 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
         step_t *from = &s->steps[s->edges[e].from];
         s->succ[from->succ_begin + from->nsucc++] = s->edges[e].to;
     }
-    free(s->edges);
-    s->edges = NULL;
-    s->nedges = s->cap_edges = 0;
+    s->nedges = 0;     /* the edge array stays allocated for reuse */
     for (int i = 0; i < n; i++)
         if (s->steps[i].npending == 0)
             push_ready(s, i);
@@ -411,6 +451,26 @@ static uint64_t wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Back to an empty schedule being built; allocations of the arrays stay. */
+static void reset(dpc_sched_t *s)
+{
+    for (int i = 0; i < s->nscratch; i++)
+        free(s->scratch[i]);
+    pool_release(s);
+    free(s->waiting);
+    s->waiting = NULL;
+    s->nwaiting = 0;
+    s->nscratch = 0;
+    s->nsteps = s->nedges = 0;
+    s->ready_head = s->ready_tail = 0;
+    s->ndone = s->inflight = 0;
+    s->pool_used = s->scratch_total = 0;
+    s->state = S_BUILDING;
+    s->status = DPC_OK;
+    s->failed_step = -1;
+    memset(&s->stats, 0, sizeof(s->stats));
+}
+
 void dpc_sched_destroy(dpc_sched_t *s)
 {
     if (!s)
@@ -433,15 +493,27 @@ void dpc_sched_destroy(dpc_sched_t *s)
             return;
         }
     }
-    for (int i = 0; i < s->nscratch; i++)
-        free(s->scratch[i]);
+    reset(s);
     free(s->scratch);
     free(s->steps);
     free(s->edges);
     free(s->succ);
     free(s->ready);
-    free(s->waiting);
     free(s);
+}
+
+dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params)
+{
+    if (s->inflight > 0 || s->state == S_RUNNING || !params || !params->tp ||
+        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        return DPC_ERR_STATE;
+    reset(s);
+    s->prm = *params;
+    if (params->pool && !params->pool->busy && params->mem == DPC_MEM_HOST) {
+        s->pool = params->pool;
+        s->pool->busy = 1;
+    }
+    return DPC_OK;
 }
 
 int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)

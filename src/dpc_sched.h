@@ -42,6 +42,18 @@ typedef dpc_status_t (*dpc_device_reduce_fn_t)(void *dst, const void *a, const v
                                                size_t count, dpc_dtype_t dt, dpc_op_t op,
                                                dpc_memtype_t mem, void *ctx);
 
+/* Scratch memory kept between schedules (one per communicator): fresh large
+ * allocations cost a page fault per 4 KiB and zeroing by the kernel on every
+ * call; a pool that grows to the high-water mark costs nothing after the
+ * first call. One schedule at a time uses it; others fall back to malloc. */
+typedef struct dpc_scratch_pool {
+    char *base;
+    size_t cap;      /* bytes at base */
+    size_t want;     /* largest total a schedule asked for */
+    int busy;
+} dpc_scratch_pool_t;
+void dpc_scratch_pool_fini(dpc_scratch_pool_t *pool);
+
 typedef struct dpc_sched_params {
     dpc_transport_t *tp;
     uint64_t tag_base;            /* low DPC_STEP_TAG_BITS must be zero */
@@ -49,10 +61,15 @@ typedef struct dpc_sched_params {
     dpc_memtype_t mem;            /* memory type of the user buffers and scratch */
     dpc_device_reduce_fn_t device_reduce;
     void *device_ctx;
+    dpc_scratch_pool_t *pool;     /* optional (host memory only) */
 } dpc_sched_params_t;
 
 dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p);
 void dpc_sched_destroy(dpc_sched_t *s);
+/* Reuse a finished schedule (done or failed, nothing in flight) for a new
+ * collective, keeping its allocations: the small-message path then calls
+ * malloc not at all. DPC_ERR_STATE if it cannot be reused (destroy it). */
+dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params);
 
 /* Scratch owned by the schedule, 64-byte aligned, freed with it. NULL on
  * failure; the schedule then also remembers DPC_ERR_NOMEM for start(). */

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dpc_sched.h"
@@ -246,6 +247,75 @@ START_TEST(test_many_steps_scratch)
 }
 END_TEST
 
+START_TEST(test_reinit)
+{
+    /* a finished schedule runs a second collective; a running one refuses */
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+    int v[3] = {1, 2, 3}, w[3] = {0};
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .tag_base = 2ull << 40};
+            ck_assert_int_eq(dpc_sched_reinit(s[0], &prm), DPC_OK);
+            prm.tp = dpc_sim_transport(sim, 1);
+            ck_assert_int_eq(dpc_sched_reinit(s[1], &prm), DPC_OK);
+            ck_assert_int_eq(dpc_sched_nsteps(s[0]), 0);
+            v[0] = 7;
+        }
+        dpc_sched_send(s[0], 1, 0, v, sizeof(v), DPC_NO_DEPS);
+        dpc_sched_recv(s[1], 0, 0, w, sizeof(w), DPC_NO_DEPS);
+        dpc_sched_start(s[0]);
+        dpc_sched_start(s[1]);
+        dpc_status_t st[2];
+        drive(sim, s, st, 2);
+        ck_assert_int_eq(st[0], DPC_OK);
+        ck_assert_int_eq(st[1], DPC_OK);
+        ck_assert_mem_eq(w, v, sizeof(v));
+    }
+    /* a running schedule cannot be reused */
+    dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 1)};
+    ck_assert_int_eq(dpc_sched_reinit(s[1], &prm), DPC_OK);
+    dpc_sched_recv(s[1], 0, 5, w, sizeof(w), DPC_NO_DEPS);
+    dpc_sched_start(s[1]);
+    ck_assert_int_eq(dpc_sched_reinit(s[1], &prm), DPC_ERR_STATE);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    ck_assert_int_eq(dpc_sim_pending(sim), 0);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
+START_TEST(test_scratch_pool)
+{
+    /* the first schedule sizes the pool; the next one gets all its scratch
+     * from it; a schedule built while the pool is held uses malloc */
+    dpc_sim_t *sim = dpc_sim_create(1, NULL);
+    dpc_scratch_pool_t pool = {0};
+    dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .pool = &pool};
+    dpc_sched_t *s, *t;
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    ck_assert_ptr_nonnull(dpc_sched_scratch(s, 1000));
+    ck_assert_ptr_nonnull(dpc_sched_scratch(s, 5000));
+    dpc_sched_destroy(s);
+    ck_assert_uint_ge(pool.cap, 6000);
+    ck_assert_int_eq(pool.busy, 0);
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    ck_assert_int_eq(dpc_sched_create(&prm, &t), DPC_OK);
+    char *a = dpc_sched_scratch(s, 1000), *b = dpc_sched_scratch(s, 5000);
+    char *c = dpc_sched_scratch(t, 100);
+    ck_assert(a >= pool.base && b + 5000 <= pool.base + pool.cap && b >= a + 1000);
+    ck_assert(c < pool.base || c >= pool.base + pool.cap);
+    ck_assert_uint_eq((uintptr_t)a % 64, 0);
+    ck_assert_uint_eq((uintptr_t)b % 64, 0);
+    memset(a, 1, 1000);
+    memset(b, 2, 5000);
+    dpc_sched_destroy(t);
+    dpc_sched_destroy(s);
+    dpc_scratch_pool_fini(&pool);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("sched");
@@ -258,6 +328,8 @@ int main(void)
     tcase_add_test(tc, test_truncation);
     tcase_add_test(tc, test_device_memory_not_touched_by_host);
     tcase_add_test(tc, test_many_steps_scratch);
+    tcase_add_test(tc, test_scratch_pool);
+    tcase_add_test(tc, test_reinit);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

@@ -35,6 +35,7 @@ struct dpc_ucx {
     size_t *peer_offs;
     ucp_ep_h *eps;
     struct dpc_xfer *done_head, *done_tail;
+    struct dpc_xfer *free_xfers;    /* recycled: no malloc per message */
     uint64_t mem_types;     /* bit per ucs_memory_type_t UCX handles */
 };
 
@@ -57,6 +58,22 @@ static dpc_status_t from_ucs(ucs_status_t st)
     case UCS_ERR_TIMED_OUT: return DPC_ERR_TIMEOUT;
     default: return DPC_ERR_TRANSPORT;
     }
+}
+
+static struct dpc_xfer *xfer_get(dpc_ucx_t *ux)
+{
+    struct dpc_xfer *x = ux->free_xfers;
+    if (x)
+        ux->free_xfers = x->next;
+    else if (!(x = malloc(sizeof(*x))))
+        return NULL;
+    return x;
+}
+
+static void xfer_put(dpc_ucx_t *ux, struct dpc_xfer *x)
+{
+    x->next = ux->free_xfers;
+    ux->free_xfers = x;
 }
 
 static void push_done(dpc_ucx_t *ux, struct dpc_xfer *x, dpc_status_t st)
@@ -124,7 +141,7 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     dpc_status_t rc = get_ep(ux, g->world[peer], &ep);
     if (rc != DPC_OK)
         return rc;
-    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    struct dpc_xfer *x = xfer_get(ux);
     if (!x)
         return DPC_ERR_NOMEM;
     *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg};
@@ -135,7 +152,7 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
     ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, t, &prm);
     if (UCS_PTR_IS_ERR(r)) {
-        free(x);
+        xfer_put(ux, x);
         return from_ucs(UCS_PTR_STATUS(r));
     }
     if (r == NULL)
@@ -154,7 +171,7 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     dpc_ucx_t *ux = g->ux;
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
-    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    struct dpc_xfer *x = xfer_get(ux);
     if (!x)
         return DPC_ERR_NOMEM;
     *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg};
@@ -167,7 +184,7 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     uint64_t t = tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT);
     ucs_status_ptr_t r = ucp_tag_recv_nbx(ux->worker, buf, len, t, ~UINT64_C(0), &prm);
     if (UCS_PTR_IS_ERR(r)) {
-        free(x);
+        xfer_put(ux, x);
         return from_ucs(UCS_PTR_STATUS(r));
     }
     if (r == NULL)
@@ -189,7 +206,7 @@ static int ux_progress(dpc_ucx_t *ux)
         if (!ux->done_head)
             ux->done_tail = NULL;
         x->cb(x->arg, x->status);
-        free(x);
+        xfer_put(ux, x);
         n++;
     }
     return n;
@@ -347,6 +364,11 @@ void dpc_ucx_destroy(dpc_ucx_t *ux)
     while (ux->done_head) {
         struct dpc_xfer *x = ux->done_head;
         ux->done_head = x->next;
+        free(x);
+    }
+    while (ux->free_xfers) {
+        struct dpc_xfer *x = ux->free_xfers;
+        ux->free_xfers = x->next;
         free(x);
     }
     if (ux->addr)

@@ -22,7 +22,9 @@ static void comm_state_free(dpc_comm_t *c)
         return;
     if (c->ctx > 0)
         dpc_g.ctx_used[c->ctx / 64] &= ~(UINT64_C(1) << (c->ctx % 64));
+    dpc_sched_destroy(c->spare);
     dpc_ucx_group_destroy(c->tp);
+    dpc_scratch_pool_fini(&c->pool);
     free(c);
 }
 

@@ -68,6 +68,18 @@ static int basic_of(MPI_Datatype dt, int depth)
 
 int dpc_dtinfo(MPI_Datatype dt, dpc_dtinfo_t *ti)
 {
+    /* the common case, a predefined type we know: no MPI calls at all
+     * (predefined types are contiguous, start at 0, extent = size; a
+     * derived type's handle never equals a predefined one) */
+    int named_dt = dt == MPI_DATATYPE_NULL ? -1 : map_named(dt);
+    if (named_dt >= 0) {
+        ti->size = ti->extent = (MPI_Aint)dpc_dtype_size(named_dt);
+        ti->true_lb = 0;
+        ti->contig = true;
+        ti->basic = named_dt;
+        ti->nbasic = 1;
+        return MPI_SUCCESS;
+    }
     MPI_Count size;
     MPI_Aint lb, extent, true_extent;
     if (dt == MPI_DATATYPE_NULL || PMPI_Type_size_x(dt, &size) != MPI_SUCCESS ||

@@ -29,6 +29,11 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
         *err = dpc_raise(comm, MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", call);
         return -1;
     }
+    /* a communicator we already know is an intracommunicator */
+    void *known;
+    int found = 0;
+    if (PMPI_Comm_get_attr(comm, dpc_g.keyval, &known, &found) == MPI_SUCCESS && found)
+        return 1;
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
         *err = dpc_raise(MPI_COMM_NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator", call);
@@ -131,9 +136,24 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
                     ((uint64_t)(seq & ((1u << DPC_UCX_SEQ_BITS) - 1)) << DPC_UCX_SEQ_SHIFT),
         .timeout_ns = (uint64_t)(dpc_g.cfg.timeout_s * 1e9),
         .mem = DPC_MEM_HOST,
+        .pool = &c->pool,
     };
     dpc_sched_t *s = NULL;
-    dpc_status_t st = dpc_sched_create(&prm, &s);
+    dpc_status_t st = DPC_OK;
+    if (dpc_g.locking)
+        pthread_mutex_lock(&dpc_g.lock);
+    if (c->spare) {                        /* reuse: no malloc on small calls */
+        s = c->spare;
+        c->spare = NULL;
+        if (dpc_sched_reinit(s, &prm) != DPC_OK) {
+            dpc_sched_destroy(s);
+            s = NULL;
+        }
+    }
+    if (dpc_g.locking)
+        pthread_mutex_unlock(&dpc_g.lock);
+    if (!s)
+        st = dpc_sched_create(&prm, &s);
     if (st == DPC_OK)
         st = al->build(a, s);
     if (st == DPC_OK) {
@@ -164,7 +184,12 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
     if (s) {
         if (dpc_g.locking)
             pthread_mutex_lock(&dpc_g.lock);
-        dpc_sched_destroy(s);
+        /* keep it for the next call when it left nothing in flight */
+        if (!c->spare && dpc_sched_reinit(s, &prm) == DPC_OK) {
+            c->spare = s;
+        } else {
+            dpc_sched_destroy(s);
+        }
         if (dpc_g.locking)
             pthread_mutex_unlock(&dpc_g.lock);
     }

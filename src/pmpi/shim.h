@@ -49,6 +49,8 @@ typedef struct dpc_comm {
     unsigned seq;
     int rank, size;
     dpc_transport_t *tp;
+    dpc_scratch_pool_t pool;   /* scratch reused from call to call */
+    dpc_sched_t *spare;        /* a finished schedule, reused by the next call */
 } dpc_comm_t;
 
 /* Gets (on first use: creates, collectively) the state of an intra-

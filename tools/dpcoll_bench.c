@@ -1,0 +1,294 @@
+/*
+ * dpcoll_bench: collective benchmark in the nccl-tests tradition, run under
+ * mpiexec. For each collective and size it times every libdpcoll algorithm
+ * (and the cost model's own choice, "auto") against the MPI library's own
+ * collective (PMPI_*) on the same buffers in the same run, and verifies every
+ * result against PMPI's (#wrong counts differing elements; data are
+ * integer-valued, so any order of summation gives the same bits).
+ *
+ * Timing: per size, batches of ours and of PMPI alternate (ours, native,
+ * ours, native ...), each batch synchronized with its own collectives, and
+ * the reported time is the median over all repeats of the slowest rank.
+ * (Whole batches rather than single calls alternate because a rank that
+ * finishes a call early and enters MPICH's next one spins on its core; with
+ * more ranks than cores that starves the ranks still finishing ours.)
+ *
+ * algbw = bytes / time; busbw = algbw x 2(p-1)/p for allreduce, (p-1)/p for
+ * reduce-scatter, allgather and all-to-all, 1 for bcast (nccl-tests).
+ */
+#include "config.h"
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpcoll.h"
+
+enum { C_ALLREDUCE, C_RS, C_ALLGATHER, C_BCAST, C_ALLTOALL, NC };
+static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "alltoall"};
+static int rank, size;
+
+typedef struct bufs {
+    float *in, *out, *ref;
+    size_t cap;
+} bufs_t;
+
+/* elements per rank-block and bytes counted for algbw, for `bytes` asked */
+static void shape(int c, size_t bytes, size_t *count, size_t *nbytes)
+{
+    size_t n = bytes / sizeof(float);
+    if (n == 0)
+        n = 1;
+    switch (c) {
+    case C_RS: case C_ALLGATHER: case C_ALLTOALL:
+        /* bytes = the whole buffer (nccl-tests' size); count per rank */
+        *count = n / (size_t)size ? n / (size_t)size : 1;
+        *nbytes = *count * (size_t)size * sizeof(float);
+        break;
+    default:
+        *count = n;
+        *nbytes = n * sizeof(float);
+    }
+}
+
+static double bus_factor(int c)
+{
+    double p = size;
+    return c == C_ALLREDUCE ? 2 * (p - 1) / p : c == C_BCAST ? 1 : (p - 1) / p;
+}
+
+static int run(int c, int native, bufs_t *b, size_t count, float *out)
+{
+    int n = (int)count;
+    switch (c) {
+    case C_ALLREDUCE:
+        return (native ? PMPI_Allreduce : MPI_Allreduce)(b->in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    case C_RS:
+        return (native ? PMPI_Reduce_scatter_block : MPI_Reduce_scatter_block)(b->in, out, n, MPI_FLOAT,
+                                                                              MPI_SUM, MPI_COMM_WORLD);
+    case C_ALLGATHER:
+        return (native ? PMPI_Allgather : MPI_Allgather)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
+    case C_BCAST:
+        if (rank == 0)
+            memcpy(out, b->in, sizeof(float) * count);
+        return (native ? PMPI_Bcast : MPI_Bcast)(out, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    default:
+        return (native ? PMPI_Alltoall : MPI_Alltoall)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
+    }
+}
+
+static size_t out_elems(int c, size_t count)
+{
+    return c == C_RS ? count : (c == C_ALLGATHER || c == C_ALLTOALL) ? count * (size_t)size : count;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void sync_with(int native)
+{
+    int one = 1, s;
+    (native ? PMPI_Allreduce : MPI_Allreduce)(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* median over reps of the slowest rank, for ours (algo set) and native */
+static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, double *nat)
+{
+    double *t[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
+    int batch = reps >= 8 ? reps / 4 : reps, done[2] = {0, 0};
+    while (done[0] < reps || done[1] < reps)
+        for (int side = 0; side < 2; side++) {
+            for (int k = 0; k < batch && done[side] < reps; k++) {
+                sync_with(side);
+                double t0 = MPI_Wtime();
+                run(c, side, b, count, side ? b->ref : b->out);
+                t[side][done[side]++] = MPI_Wtime() - t0;
+            }
+        }
+    double med[2], mx[2];
+    for (int side = 0; side < 2; side++) {
+        qsort(t[side], (size_t)reps, sizeof(double), cmpd);
+        med[side] = t[side][reps / 2];
+    }
+    PMPI_Allreduce(med, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    *ours = mx[0];
+    *nat = mx[1];
+    free(t[0]);
+    free(t[1]);
+}
+
+static long wrong(int c, bufs_t *b, size_t count)
+{
+    size_t n = out_elems(c, count);
+    for (size_t i = 0; i < n; i++)
+        b->out[i] = b->ref[i] = -12345.f;
+    run(c, 0, b, count, b->out);
+    run(c, 1, b, count, b->ref);
+    long w = 0, all = 0;
+    for (size_t i = 0; i < n; i++)
+        w += memcmp(&b->out[i], &b->ref[i], sizeof(float)) != 0;
+    PMPI_Allreduce(&w, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
+static void usage(void)
+{
+    if (rank == 0)
+        printf("usage: mpiexec -n P dpcoll_bench [options]\n"
+               "  -c LIST    collectives (allreduce,reduce_scatter_block,allgather,bcast,alltoall; default all)\n"
+               "  -b BYTES   smallest size (default 8)\n"
+               "  -e BYTES   largest size (default 64M; K, M, G suffixes)\n"
+               "  -f N       size factor between steps (default 4)\n"
+               "  -n N       repeats per size (default 40; fewer above 1 MiB)\n"
+               "  -a MODE    'all' (every algorithm and auto, default) or 'auto'\n"
+               "  -o FILE    also write CSV\n"
+               "  -p FILE    also write a gnuplot script plotting busbw vs size (run: gnuplot FILE)\n"
+               "  -q         no table on stdout (CSV/plot only)\n");
+}
+
+static size_t parse_size(const char *s)
+{
+    char *e;
+    double v = strtod(s, &e);
+    switch (*e) {
+    case 'k': case 'K': v *= 1024; break;
+    case 'm': case 'M': v *= 1024 * 1024; break;
+    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+    }
+    return (size_t)v;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t minb = 8, maxb = 64u << 20;
+    int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
+    const char *csv = NULL, *plot = NULL;
+    int opt;
+    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qh")) != -1) {
+        switch (opt) {
+        case 'c':
+            for (int c = 0; c < NC; c++)
+                use[c] = strstr(optarg, cname[c]) != NULL;
+            break;
+        case 'b': minb = parse_size(optarg); break;
+        case 'e': maxb = parse_size(optarg); break;
+        case 'f': factor = atoi(optarg) > 1 ? atoi(optarg) : 2; break;
+        case 'n': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+        case 'a': all_algos = strcmp(optarg, "auto") != 0; break;
+        case 'o': csv = optarg; break;
+        case 'p': plot = optarg; break;
+        case 'q': quiet = 1; break;
+        default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
+        }
+    }
+    if (!dpcoll_active() && rank == 0)
+        fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
+    bufs_t b;
+    b.cap = maxb / sizeof(float) + (size_t)size + 16;
+    b.in = malloc(sizeof(float) * b.cap * (size_t)size);
+    b.out = malloc(sizeof(float) * b.cap * (size_t)size);
+    b.ref = malloc(sizeof(float) * b.cap * (size_t)size);
+    if (!b.in || !b.out || !b.ref) {
+        fprintf(stderr, "dpcoll_bench: out of memory for %zu bytes\n", maxb);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t i = 0; i < b.cap * (size_t)size; i++)
+        b.in[i] = (float)((i * 13 + (size_t)rank * 7) % 17) - 8;
+    FILE *fc = csv && rank == 0 ? fopen(csv, "w") : NULL;
+    if (fc)
+        fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
+                    "native_us,native_busbw_GBs,speedup\n");
+    if (rank == 0 && !quiet)
+        printf("# dpcoll_bench: %d ranks, float, sum; medians of %d repeats (slowest rank); "
+               "native = the MPI library's own collective, same buffers, same run\n", size, reps);
+    double logsum[NC] = {0};
+    int nlog[NC] = {0};
+    for (int c = 0; c < NC; c++) {
+        if (!use[c])
+            continue;
+        if (rank == 0 && !quiet)
+            printf("\n# %s\n%12s %10s %6s %-19s %11s %8s %8s %7s %11s %8s %8s\n", cname[c], "size(B)",
+                   "count", "type", "algorithm", "time(us)", "algbw", "busbw", "#wrong",
+                   "native(us)", "busbw", "speedup");
+        for (size_t bytes = minb; bytes <= maxb; bytes *= (size_t)factor) {
+            size_t count, nbytes;
+            shape(c, bytes, &count, &nbytes);
+            int r = nbytes > (1u << 20) ? (reps + 3) / 4 : reps;
+            if (r < 3)
+                r = 3;
+            for (int ai = -1;; ai++) {
+                const char *algo = ai < 0 ? "auto" : dpcoll_algorithm_name(cname[c], ai);
+                if (!algo || (ai >= 0 && !all_algos))
+                    break;
+                dpcoll_set_algorithm(cname[c], algo);
+                long w = wrong(c, &b, count);
+                const char *shown = algo;
+                char label[64];
+                if (ai < 0) {      /* what the model picked at this size */
+                    snprintf(label, sizeof(label), "auto:%s", dpcoll_last_algorithm());
+                    shown = label;
+                }
+                double ours, nat;
+                measure(c, &b, count, r, &ours, &nat);
+                double alg = (double)nbytes / ours / 1e9, bus = alg * bus_factor(c);
+                double nbus = (double)nbytes / nat / 1e9 * bus_factor(c);
+                if (ai < 0) {
+                    logsum[c] += log(nat / ours);
+                    nlog[c]++;
+                }
+                if (rank == 0 && !quiet)
+                    printf("%12zu %10zu %6s %-19s %11.2f %8.3f %8.3f %7ld %11.2f %8.3f %7.2fx\n", nbytes,
+                           count, "float", shown, ours * 1e6, alg, bus, w, nat * 1e6, nbus, nat / ours);
+                if (fc)
+                    fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f\n", cname[c], size,
+                            nbytes, count, shown, ours * 1e6, alg, bus, w, nat * 1e6, nbus, nat / ours);
+            }
+            dpcoll_set_algorithm(cname[c], "auto");
+        }
+        if (rank == 0 && !quiet && nlog[c])
+            printf("# %s: geometric mean speedup of auto over native: %.2fx\n", cname[c],
+                   exp(logsum[c] / nlog[c]));
+    }
+    if (fc)
+        fclose(fc);
+    if (plot && csv && rank == 0) {
+        FILE *fp = fopen(plot, "w");
+        if (fp) {
+            /* one panel per collective: native and each algorithm, busbw vs size */
+            fprintf(fp, "set datafile separator ','\nset terminal pngcairo size 1400,%d font ',10'\n"
+                        "set output '%.*s.png'\nset logscale x 2\nset key left top\nset grid\n"
+                        "set multiplot layout %d,1\n", 380 * NC, (int)(strlen(plot) - (strstr(plot, ".gp") ? 3 : 0)),
+                    plot, NC);
+            for (int c = 0; c < NC; c++) {
+                if (!use[c])
+                    continue;
+                fprintf(fp, "set title '%s, %d ranks: bus bandwidth (GB/s) vs size (bytes)'\n", cname[c], size);
+                fprintf(fp, "plot '%s' using ($1 eq '%s' && $6[1:4] eq 'auto' ? $3 : 1/0):12 with linespoints lw 2 title 'MPICH native'",
+                        csv, cname[c]);
+                for (int ai = -1;; ai++) {
+                    const char *algo = ai < 0 ? "auto" : dpcoll_algorithm_name(cname[c], ai);
+                    if (!algo)
+                        break;
+                    fprintf(fp, ", '%s' using ($1 eq '%s' && $6[1:%zu] eq '%s' ? $3 : 1/0):9 with linespoints title 'libdpcoll %s'",
+                            csv, cname[c], strlen(algo), algo, algo);
+                }
+                fprintf(fp, "\n");
+            }
+            fprintf(fp, "unset multiplot\n");
+            fclose(fp);
+        }
+    }
+    free(b.in);
+    free(b.out);
+    free(b.ref);
+    MPI_Finalize();
+    return 0;
+}
