@@ -9,6 +9,7 @@
 void dpc_config_defaults(dpc_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
+    cfg->cost = dpc_cost_defaults();
     cfg->log_level = 1;
     cfg->timeout_s = DPC_DEFAULT_TIMEOUT_S;
     cfg->seg_bytes = DPC_DEFAULT_SEG_BYTES;
@@ -45,6 +46,18 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     if ((v = getenv("DPCOLL_STATS")) && parse_bool(v, &cfg->stats)) {
         snprintf(err, errlen, "DPCOLL_STATS=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_EXPLAIN")) && parse_bool(v, &cfg->explain)) {
+        snprintf(err, errlen, "DPCOLL_EXPLAIN=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_TUNE_FILE")) && *v) {
+        char why[200];
+        if (dpc_tune_read(v, &cfg->cost, why, sizeof(why)) != DPC_OK) {
+            snprintf(err, errlen, "DPCOLL_TUNE_FILE=%s: %s", v, why);
+            return DPC_ERR_ARG;
+        }
+        snprintf(cfg->tune_file, sizeof(cfg->tune_file), "%s", v);
     }
     if ((v = getenv("DPCOLL_LOG_LEVEL"))) {
         long l = strtol(v, &end, 10);
@@ -103,8 +116,12 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[0] = cfg->disable;
     v[1] = (long long)(cfg->timeout_s * 1000);
     v[2] = (long long)cfg->seg_bytes;
+    /* the cost constants decide the algorithm: bit for bit the same */
+    memcpy(&v[3], &cfg->cost.alpha, sizeof(double));
+    memcpy(&v[4], &cfg->cost.beta, sizeof(double));
+    memcpy(&v[5], &cfg->cost.gamma, sizeof(double));
     for (int c = 0; c < DPC_COLL_COUNT; c++)
-        v[3 + c] = algo_index(cfg->force[c]);
+        v[6 + c] = algo_index(cfg->force[c]);
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -112,6 +129,62 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->disable = v[0] != 0;
     cfg->timeout_s = (double)v[1] / 1000;
     cfg->seg_bytes = (size_t)v[2];
+    memcpy(&cfg->cost.alpha, &v[3], sizeof(double));
+    memcpy(&cfg->cost.beta, &v[4], sizeof(double));
+    memcpy(&cfg->cost.gamma, &v[5], sizeof(double));
     for (int c = 0; c < DPC_COLL_COUNT; c++)
-        cfg->force[c] = v[3 + c] >= 0 ? dpc_algos()[v[3 + c]] : NULL;
+        cfg->force[c] = v[6 + c] >= 0 ? dpc_algos()[v[6 + c]] : NULL;
+}
+
+dpc_status_t dpc_tune_read(const char *path, dpc_cost_params_t *c, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot open it");
+        return DPC_ERR_ARG;
+    }
+    dpc_cost_params_t t = dpc_cost_defaults();
+    char line[256];
+    int lineno = 0, seen = 0;
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = 0;
+        char key[32];
+        double val;
+        int n = sscanf(line, " %31[a-z_] = %lf", key, &val);
+        if (n <= 0)
+            continue;     /* blank or comment */
+        double *dst = !strcmp(key, "alpha") ? &t.alpha : !strcmp(key, "beta") ? &t.beta
+                    : !strcmp(key, "gamma") ? &t.gamma : NULL;
+        if (n != 2 || !dst || !(val >= 0) || val > 1) {
+            snprintf(err, errlen, "line %d: expected 'alpha|beta|gamma = seconds'", lineno);
+            fclose(f);
+            return DPC_ERR_ARG;
+        }
+        *dst = val;
+        seen++;
+    }
+    fclose(f);
+    if (!seen) {
+        snprintf(err, errlen, "no alpha, beta or gamma in it");
+        return DPC_ERR_ARG;
+    }
+    *c = t;
+    return DPC_OK;
+}
+
+dpc_status_t dpc_tune_write(const char *path, const dpc_cost_params_t *c, const char *comment)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return DPC_ERR_ARG;
+    fprintf(f, "# libdpcoll cost model constants (DPCOLL_TUNE_FILE)\n# %s\n"
+               "alpha = %.6e   # seconds per message\n"
+               "beta = %.6e    # seconds per byte sent (%.3g GB/s)\n"
+               "gamma = %.6e   # seconds per byte reduced (%.3g GB/s)\n",
+            comment, c->alpha, c->beta, c->beta > 0 ? 1e-9 / c->beta : 0, c->gamma,
+            c->gamma > 0 ? 1e-9 / c->gamma : 0);
+    return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "dpc_coll.h"
+#include "dpc_cost.h"
 #include "dpc_status.h"
 
 typedef struct dpc_config {
@@ -18,6 +19,9 @@ typedef struct dpc_config {
     double timeout_s;                      /* DPCOLL_TIMEOUT: 0 = wait forever */
     size_t seg_bytes;                      /* DPCOLL_SEG_BYTES: pipeline segment */
     const dpc_algo_t *force[DPC_COLL_COUNT]; /* DPCOLL_<COLL>_ALGORITHM; NULL = model */
+    bool explain;                          /* DPCOLL_EXPLAIN: print each new choice */
+    dpc_cost_params_t cost;                /* defaults, or DPCOLL_TUNE_FILE's */
+    char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
 
 #define DPC_DEFAULT_TIMEOUT_S 300.0
@@ -31,7 +35,12 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (3 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (6 + DPC_COLL_COUNT)
+
+/* Tune files: "alpha = 1.5e-06" lines (alpha, beta, gamma in seconds, per
+ * message / per byte); '#' starts a comment. */
+dpc_status_t dpc_tune_read(const char *path, dpc_cost_params_t *c, char *err, size_t errlen);
+dpc_status_t dpc_tune_write(const char *path, const dpc_cost_params_t *c, const char *comment);
 void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v);
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v);
 

@@ -86,7 +86,6 @@ static void dpc_init(int provided)
     dpc_g.thread_level = provided;
     dpc_g.locking = provided == MPI_THREAD_MULTIPLE;
     pthread_mutex_init(&dpc_g.lock, NULL);
-    dpc_g.cost = dpc_cost_defaults();
     while (dpc_algos()[dpc_g.nalgos])
         dpc_g.nalgos++;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
@@ -170,6 +169,8 @@ DPCOLL_API int MPI_Finalize(void)
         free(dpc_g.stats[c].by_algo);
         dpc_g.stats[c].by_algo = NULL;
     }
+    free(dpc_g.explained);
+    dpc_g.explained = NULL;
     return PMPI_Finalize();
 }
 

@@ -8,6 +8,7 @@
 #include "dpc_log.h"
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* How long a waiting rank polls before it gives the core away: with a core
@@ -71,12 +72,60 @@ static int algo_index(const dpc_algo_t *al)
     return 0;
 }
 
-static const dpc_algo_t *choose(const dpc_coll_args_t *a)
+/* First time this signature is seen? (a small open-addressing set) */
+#define EXPLAIN_SLOTS 4096
+static bool first_time(uint64_t sig)
+{
+    if (!dpc_g.explained && !(dpc_g.explained = calloc(EXPLAIN_SLOTS, sizeof(uint64_t))))
+        return false;
+    if (dpc_g.nexplained >= EXPLAIN_SLOTS / 2)
+        return false;          /* enough said */
+    sig |= 1;                  /* 0 marks an empty slot */
+    for (size_t i = sig % EXPLAIN_SLOTS;; i = (i + 1) % EXPLAIN_SLOTS) {
+        if (dpc_g.explained[i] == sig)
+            return false;
+        if (!dpc_g.explained[i]) {
+            dpc_g.explained[i] = sig;
+            dpc_g.nexplained++;
+            return true;
+        }
+    }
+}
+
+/* DPCOLL_EXPLAIN: the choice and every alternative's predicted time. */
+static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const char *call)
+{
+    uint64_t sig = (uint64_t)a->coll * 0x9E3779B97F4A7C15ull;
+    uint64_t parts[] = {(uint64_t)a->size, a->count, (uint64_t)a->dtype, (uint64_t)a->op,
+                        (uint64_t)a->in_place, (uint64_t)a->root, a->counts != NULL};
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        sig = (sig ^ parts[i]) * 0x100000001B3ull;
+    if (a->rank != 0 || !first_time(sig))
+        return;
+    char line[1024];
+    size_t off = (size_t)snprintf(line, sizeof(line), "%s: %s, %d ranks, %zu x %s: %s%s;", call,
+                                  dpc_coll_name(a->coll), a->size, a->count, dpc_dtype_name(a->dtype),
+                                  chosen->name, chosen == dpc_g.cfg.force[a->coll] ? " (forced)" : "");
+    for (const dpc_algo_t *const *al = dpc_algos(); *al && off < sizeof(line); al++)
+        if (dpc_algo_applies(*al, a))
+            off += (size_t)snprintf(line + off, sizeof(line) - off, " %s %.3g us%s", (*al)->name,
+                                    (*al)->cost(a, &dpc_g.cfg.cost) * 1e6, *al == chosen ? " *" : "");
+    fprintf(stderr, "libdpcoll explain: %s\n", line);
+}
+
+static const dpc_algo_t *choose(const dpc_coll_args_t *a, const char *call)
 {
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
-    if (forced && dpc_algo_applies(forced, a))
-        return forced;
-    return dpc_cost_select(a, &dpc_g.cost);
+    const dpc_algo_t *al = forced && dpc_algo_applies(forced, a) ? forced
+                         : dpc_cost_select(a, &dpc_g.cfg.cost);
+    if (dpc_g.cfg.explain && al) {
+        if (dpc_g.locking)
+            pthread_mutex_lock(&dpc_g.lock);
+        explain(a, al, call);
+        if (dpc_g.locking)
+            pthread_mutex_unlock(&dpc_g.lock);
+    }
+    return al;
 }
 
 static int error_class(dpc_status_t st)
@@ -121,7 +170,7 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
     a->rank = c->rank;
     a->size = c->size;
     a->seg_bytes = dpc_g.cfg.seg_bytes;
-    const dpc_algo_t *al = choose(a);
+    const dpc_algo_t *al = choose(a, call);
     if (!al)
         return dpc_raise(comm, MPI_ERR_INTERN, "%s: no algorithm for %s", call, dpc_coll_name(a->coll));
     last_algo = al;

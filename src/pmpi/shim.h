@@ -29,7 +29,8 @@ typedef struct dpc_shim {
     bool active;            /* our path is on (same on every rank) */
     bool finalizing;
     dpc_config_t cfg;
-    dpc_cost_params_t cost;
+    uint64_t *explained;    /* DPCOLL_EXPLAIN: signatures already shown */
+    size_t nexplained;
     int world_rank, world_size, thread_level;
     bool locking;           /* MPI_THREAD_MULTIPLE: serialize our UCX use */
     bool oversubscribed;    /* more ranks on this node than cores for them */

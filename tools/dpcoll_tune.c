@@ -1,0 +1,196 @@
+/*
+ * dpcoll_tune: measure this machine and fit the cost model's constants.
+ * Under mpiexec it times every algorithm of allreduce, reduce-scatter,
+ * allgather and bcast over a range of sizes (forced one by one, medians of
+ * repeats, slowest rank), then fits alpha (per message), beta (per byte
+ * sent) and gamma (per byte reduced) so that the algorithms' own cost
+ * formulas match the measurements: the model is linear in the three
+ * constants, so each measurement is one row of a least-squares problem,
+ * weighted by 1/time so that 8 B and 16 MiB count alike; the constants are
+ * kept non-negative. Rank 0 writes the tune file (read at MPI_Init through
+ * DPCOLL_TUNE_FILE) and prints measured against predicted times.
+ *
+ * One node means one set of constants (shared memory); across nodes the
+ * network's would be fitted the same way on a multi-node run.
+ */
+#include "config.h"
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpc_coll.h"
+#include "dpc_config.h"
+#include "dpcoll.h"
+
+typedef struct point { const dpc_algo_t *al; size_t bytes; double t, a, b, c; } point_t;
+
+static int cmpd(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* arguments as the shim builds them for these calls */
+static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
+{
+    dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
+                         .seg_bytes = DPC_DEFAULT_SEG_BYTES};
+    size_t n = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
+    switch (coll) {
+    case DPC_ALLREDUCE: a.count = n; break;
+    case DPC_REDUCE_SCATTER_BLOCK: a.count = n / (size_t)p ? n / (size_t)p : 1; break;
+    case DPC_ALLGATHER: a.dtype = DPC_BYTE; a.count = (n / (size_t)p ? n / (size_t)p : 1) * 4; break;
+    default: a.dtype = DPC_BYTE; a.count = n * 4; break;
+    }
+    return a;
+}
+
+static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, float *out, int reps)
+{
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    int n = (int)a->count;
+    for (int k = -2; k < reps; k++) {
+        int one = 1, s;
+        MPI_Allreduce(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        switch (coll) {
+        case DPC_ALLREDUCE: MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+        case DPC_REDUCE_SCATTER_BLOCK:
+            MPI_Reduce_scatter_block(in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case DPC_ALLGATHER: MPI_Allgather(in, n, MPI_BYTE, out, n, MPI_BYTE, MPI_COMM_WORLD); break;
+        default: MPI_Bcast(out, n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+        }
+        if (k >= 0)
+            t[k] = MPI_Wtime() - t0;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmpd);
+    double med = t[reps / 2], mx;
+    PMPI_Allreduce(&med, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    free(t);
+    return mx;
+}
+
+/* weighted least squares over the columns in mask; returns the residual */
+static double fit(const point_t *pt, int n, int mask, double x[3])
+{
+    double A[3][3] = {{0}}, y[3] = {0};
+    int idx[3], k = 0;
+    for (int j = 0; j < 3; j++)
+        if (mask & (1 << j))
+            idx[k++] = j;
+    for (int i = 0; i < n; i++) {
+        double r[3] = {pt[i].a / pt[i].t, pt[i].b / pt[i].t, pt[i].c / pt[i].t};
+        for (int u = 0; u < k; u++) {
+            y[u] += r[idx[u]];
+            for (int v = 0; v < k; v++)
+                A[u][v] += r[idx[u]] * r[idx[v]];
+        }
+    }
+    /* Gauss-Jordan on the k x k system */
+    for (int c = 0; c < k; c++) {
+        int piv = c;
+        for (int r = c + 1; r < k; r++)
+            if (fabs(A[r][c]) > fabs(A[piv][c]))
+                piv = r;
+        if (fabs(A[piv][c]) < 1e-300)
+            return INFINITY;
+        for (int v = 0; v < k; v++) {
+            double tmp = A[c][v]; A[c][v] = A[piv][v]; A[piv][v] = tmp;
+        }
+        double tmp = y[c]; y[c] = y[piv]; y[piv] = tmp;
+        for (int r = 0; r < k; r++) {
+            if (r == c)
+                continue;
+            double f = A[r][c] / A[c][c];
+            for (int v = 0; v < k; v++)
+                A[r][v] -= f * A[c][v];
+            y[r] -= f * y[c];
+        }
+    }
+    x[0] = x[1] = x[2] = 0;
+    for (int u = 0; u < k; u++) {
+        x[idx[u]] = y[u] / A[u][u];
+        if (x[idx[u]] < 0)
+            return INFINITY;
+    }
+    double res = 0;
+    for (int i = 0; i < n; i++) {
+        double e = (pt[i].a * x[0] + pt[i].b * x[1] + pt[i].c * x[2]) / pt[i].t - 1;
+        res += e * e;
+    }
+    return res;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const char *out_path = argc > 1 ? argv[1] : "dpcoll.tune";
+    size_t maxb = 16u << 20;
+    float *in = malloc(maxb + 64), *out = malloc(maxb * (size_t)p + 64);
+    for (size_t i = 0; i < maxb / sizeof(float); i++)
+        in[i] = (float)(i % 7);
+    memset(out, 0, maxb * (size_t)p + 64);
+    static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST};
+    point_t *pt = calloc(256, sizeof(point_t));
+    int n = 0;
+    for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
+        for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
+            if ((*al)->coll != colls[ci])
+                continue;
+            dpcoll_set_algorithm(dpc_coll_name(colls[ci]), (*al)->name);
+            for (size_t bytes = 8; bytes <= maxb && n < 256; bytes *= 8) {
+                dpc_coll_args_t a = args_for(colls[ci], p, bytes);
+                int reps = bytes >= (1u << 20) ? 5 : 25;
+                pt[n].al = *al;
+                pt[n].bytes = bytes;
+                pt[n].t = time_call(colls[ci], &a, in, out, reps);
+                pt[n].a = (*al)->cost(&a, &(dpc_cost_params_t){1, 0, 0});
+                pt[n].b = (*al)->cost(&a, &(dpc_cost_params_t){0, 1, 0});
+                pt[n].c = (*al)->cost(&a, &(dpc_cost_params_t){0, 0, 1});
+                n++;
+            }
+            dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
+        }
+    /* the best non-negative fit over every subset of the three constants */
+    double best = INFINITY, x[3], bx[3] = {0, 0, 0};
+    for (int mask = 1; mask < 8; mask++) {
+        double r = fit(pt, n, mask, x);
+        if (r < best) {
+            best = r;
+            memcpy(bx, x, sizeof(x));
+        }
+    }
+    if (rank == 0) {
+        int within = 0;
+        printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
+               "model us", "error");
+        for (int i = 0; i < n; i++) {
+            double m = pt[i].a * bx[0] + pt[i].b * bx[1] + pt[i].c * bx[2];
+            double e = (m - pt[i].t) / pt[i].t;
+            within += fabs(e) <= 0.30;
+            printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
+                   pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, m * 1e6, e * 100);
+        }
+        dpc_cost_params_t c = {bx[0], bx[1], bx[2]};
+        char comment[160];
+        snprintf(comment, sizeof(comment), "fitted by dpcoll_tune on %d ranks; %d of %d measurements "
+                 "within 30%% of the model", p, within, n);
+        printf("\nalpha = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n"
+               "%d of %d measurements within 30%% of the model\n", c.alpha, c.beta,
+               c.beta > 0 ? 1e-9 / c.beta : 0, c.gamma, c.gamma > 0 ? 1e-9 / c.gamma : 0, within, n);
+        if (dpc_tune_write(out_path, &c, comment) == DPC_OK)
+            printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);
+        else
+            printf("could not write %s\n", out_path);
+    }
+    free(pt);
+    free(in);
+    free(out);
+    MPI_Finalize();
+    return 0;
+}
