@@ -3,7 +3,7 @@
 # builds it in ./_build. Safe to run again: it only does what is missing.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgs="build-essential mpich libmpich-dev libucx-dev ucx-utils check autoconf automake libtool pkg-config valgrind"
+pkgs="build-essential mpich libmpich-dev libucx-dev ucx-utils check autoconf automake libtool pkg-config valgrind gnuplot-nox"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

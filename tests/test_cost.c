@@ -10,7 +10,11 @@
 #include "config.h"
 #include <check.h>
 #include <math.h>
+#include "dpc_config.h"
 #include "dpc_cost.h"
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static double closed_form(int p, double alpha, double beta)
 {
@@ -85,6 +89,39 @@ START_TEST(test_every_algorithm_has_a_model)
 }
 END_TEST
 
+START_TEST(test_tune_file)
+{
+    /* written then read back exactly (to the printed precision); bad files
+     * refused with the line that is wrong */
+    char path[] = "/tmp/dpc_tune_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    dpc_cost_params_t w = {.alpha = 1.25e-6, .beta = 8.5e-11, .gamma = 4e-11}, r;
+    ck_assert_int_eq(dpc_tune_write(path, &w, "test"), DPC_OK);
+    char err[200];
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    ck_assert(fabs(r.alpha - w.alpha) < 1e-12 && fabs(r.beta - w.beta) < 1e-17 &&
+              fabs(r.gamma - w.gamma) < 1e-17);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# only beta\nbeta = 1e-9\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    ck_assert(r.beta == 1e-9 && r.alpha == dpc_cost_defaults().alpha);
+    f = fopen(path, "w");
+    fprintf(f, "alpha = 1e-6\ndelta = 3\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_ERR_ARG);
+    ck_assert_msg(strstr(err, "line 2") != NULL, "%s", err);
+    f = fopen(path, "w");
+    fprintf(f, "alpha = -1\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_ERR_ARG);
+    unlink(path);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_ERR_ARG);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("cost");
@@ -93,6 +130,7 @@ int main(void)
     tcase_add_test(tc, test_crossover_p512);
     tcase_add_test(tc, test_select);
     tcase_add_test(tc, test_every_algorithm_has_a_model);
+    tcase_add_test(tc, test_tune_file);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

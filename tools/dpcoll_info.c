@@ -77,7 +77,6 @@ int main(int argc, char **argv)
         printf("  ERROR: %s\n", err);
         return 1;
     }
-    dpc_cost_params_t cp = dpc_cost_defaults();
     printf("  DPCOLL_DISABLE                         %d%s\n", cfg.disable, cfg.disable ? " (every collective goes to PMPI)" : "");
     printf("  DPCOLL_TIMEOUT                         %g s%s\n", cfg.timeout_s, cfg.timeout_s == 0 ? " (none)" : "");
     printf("  DPCOLL_STATS                           %d\n", cfg.stats);
@@ -88,7 +87,10 @@ int main(int argc, char **argv)
         dpc_config_algo_var(c, var, sizeof(var));
         printf("  %-38s %s\n", var, cfg.force[c] ? cfg.force[c]->name : "auto");
     }
-    printf("  cost model         alpha %.3g s, %.3g B/s links, %.3g B/s reduction (defaults)\n",
-           cp.alpha, 1 / cp.beta, 1 / cp.gamma);
+    printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
+    printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
+    printf("  cost model: alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s) (%s)\n",
+           cfg.cost.alpha, cfg.cost.beta, 1e-9 / cfg.cost.beta, cfg.cost.gamma, 1e-9 / cfg.cost.gamma,
+           cfg.tune_file[0] ? "from the tune file" : "built-in defaults");
     return 0;
 }

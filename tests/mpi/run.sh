@@ -55,6 +55,19 @@ check "... and, disabled, that they went to PMPI and why" \
 out=$(DPCOLL_BCAST_ALGORITHM=scatter_allgather DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_BCAST_ALGORITHM forces the algorithm" \
     sh -c 'echo "$1" | grep -q "bcast: 1 on libdpcoll (scatter_allgather 1)"' _ "$out"
+out=$(DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "DPCOLL_EXPLAIN prints the choice and each alternative's prediction" \
+    sh -c 'echo "$1" | grep -q "libdpcoll explain: MPI_Allreduce: allreduce, 2 ranks, 100003 x double: .*ring .* us.*recursive_doubling .* us.*rabenseifner .* us"' _ "$out"
+tune=$(mktemp)
+printf 'alpha = 1e-3\nbeta = 1e-12\ngamma = 1e-12\n' > "$tune"
+out=$(DPCOLL_TUNE_FILE="$tune" DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "DPCOLL_TUNE_FILE changes the model's predictions (1 ms per message: 1000 us)" \
+    sh -c 'echo "$1" | grep -q "recursive_doubling 1e+03 us"' _ "$out"
+printf 'alpha = oops\n' > "$tune"
+out=$(DPCOLL_TUNE_FILE="$tune" LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1); rc=$?
+check "a bad tune file is an error naming the line" \
+    sh -c 'test $2 -ne 0 && echo "$1" | grep -q "line 1"' _ "$out" $rc
+rm -f "$tune"
 echo "$(( checks ? (checks - failures) * 100 / checks : 100 ))%: Checks: $checks, Failures: $failures, Errors: 0"
 [ $failures = 0 ] || fail=1
 exit $fail
