@@ -1,6 +1,7 @@
 #include "config.h"
 #include "dpc_config.h"
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 void dpc_config_defaults(dpc_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->cost = dpc_cost_defaults();
+    cfg->cost = dpc_cost_model_defaults();
     cfg->log_level = 1;
     cfg->timeout_s = DPC_DEFAULT_TIMEOUT_S;
     cfg->seg_bytes = DPC_DEFAULT_SEG_BYTES;
@@ -117,11 +118,12 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[1] = (long long)(cfg->timeout_s * 1000);
     v[2] = (long long)cfg->seg_bytes;
     /* the cost constants decide the algorithm: bit for bit the same */
-    memcpy(&v[3], &cfg->cost.alpha, sizeof(double));
-    memcpy(&v[4], &cfg->cost.beta, sizeof(double));
-    memcpy(&v[5], &cfg->cost.gamma, sizeof(double));
+    const double d[6] = {cfg->cost.small.alpha, cfg->cost.small.beta, cfg->cost.small.gamma,
+                         cfg->cost.large.alpha, cfg->cost.large.beta, cfg->cost.large.gamma};
+    memcpy(&v[3], d, sizeof(d));
+    v[9] = (long long)cfg->cost.large_bytes;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
-        v[6 + c] = algo_index(cfg->force[c]);
+        v[10 + c] = algo_index(cfg->force[c]);
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -129,21 +131,24 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->disable = v[0] != 0;
     cfg->timeout_s = (double)v[1] / 1000;
     cfg->seg_bytes = (size_t)v[2];
-    memcpy(&cfg->cost.alpha, &v[3], sizeof(double));
-    memcpy(&cfg->cost.beta, &v[4], sizeof(double));
-    memcpy(&cfg->cost.gamma, &v[5], sizeof(double));
+    double d[6];
+    memcpy(d, &v[3], sizeof(d));
+    cfg->cost.small = (dpc_cost_params_t){d[0], d[1], d[2]};
+    cfg->cost.large = (dpc_cost_params_t){d[3], d[4], d[5]};
+    cfg->cost.large_bytes = (size_t)v[9];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
-        cfg->force[c] = v[6 + c] >= 0 ? dpc_algos()[v[6 + c]] : NULL;
+        cfg->force[c] = v[10 + c] >= 0 ? dpc_algos()[v[10 + c]] : NULL;
 }
 
-dpc_status_t dpc_tune_read(const char *path, dpc_cost_params_t *c, char *err, size_t errlen)
+dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "cannot open it");
         return DPC_ERR_ARG;
     }
-    dpc_cost_params_t t = dpc_cost_defaults();
+    dpc_cost_model_t t = dpc_cost_model_defaults();
+    double large[3] = {-1, -1, -1};
     char line[256];
     int lineno = 0, seen = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -156,35 +161,50 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_params_t *c, char *err, si
         int n = sscanf(line, " %31[a-z_] = %lf", key, &val);
         if (n <= 0)
             continue;     /* blank or comment */
-        double *dst = !strcmp(key, "alpha") ? &t.alpha : !strcmp(key, "beta") ? &t.beta
-                    : !strcmp(key, "gamma") ? &t.gamma : NULL;
-        if (n != 2 || !dst || !(val >= 0) || val > 1) {
-            snprintf(err, errlen, "line %d: expected 'alpha|beta|gamma = seconds'", lineno);
+        double *dst = !strcmp(key, "alpha") ? &t.small.alpha : !strcmp(key, "beta") ? &t.small.beta
+                    : !strcmp(key, "gamma") ? &t.small.gamma : !strcmp(key, "alpha_large") ? &large[0]
+                    : !strcmp(key, "beta_large") ? &large[1] : !strcmp(key, "gamma_large") ? &large[2]
+                    : NULL;
+        bool is_bytes = !strcmp(key, "large_bytes");
+        if (n != 2 || (!dst && !is_bytes) || !(val >= 0) || (dst && val > 1)) {
+            snprintf(err, errlen, "line %d: expected 'alpha|beta|gamma[_large] = seconds' or "
+                     "'large_bytes = bytes'", lineno);
             fclose(f);
             return DPC_ERR_ARG;
         }
-        *dst = val;
+        if (is_bytes)
+            t.large_bytes = (size_t)val;
+        else
+            *dst = val;
         seen++;
     }
     fclose(f);
     if (!seen) {
-        snprintf(err, errlen, "no alpha, beta or gamma in it");
+        snprintf(err, errlen, "no constants in it");
         return DPC_ERR_ARG;
     }
-    *c = t;
+    t.large.alpha = large[0] >= 0 ? large[0] : t.small.alpha;
+    t.large.beta = large[1] >= 0 ? large[1] : t.small.beta;
+    t.large.gamma = large[2] >= 0 ? large[2] : t.small.gamma;
+    *m = t;
     return DPC_OK;
 }
 
-dpc_status_t dpc_tune_write(const char *path, const dpc_cost_params_t *c, const char *comment)
+dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const char *comment)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return DPC_ERR_ARG;
-    fprintf(f, "# libdpcoll cost model constants (DPCOLL_TUNE_FILE)\n# %s\n"
-               "alpha = %.6e   # seconds per message\n"
-               "beta = %.6e    # seconds per byte sent (%.3g GB/s)\n"
-               "gamma = %.6e   # seconds per byte reduced (%.3g GB/s)\n",
-            comment, c->alpha, c->beta, c->beta > 0 ? 1e-9 / c->beta : 0, c->gamma,
-            c->gamma > 0 ? 1e-9 / c->gamma : 0);
+    const dpc_cost_params_t *r[2] = {&m->small, &m->large};
+    fprintf(f, "# libdpcoll cost model constants (DPCOLL_TUNE_FILE)\n# %s\n", comment);
+    for (int i = 0; i < 2; i++)
+        fprintf(f, "alpha%s = %.6e   # seconds per message\n"
+                   "beta%s = %.6e    # seconds per byte sent (%.3g GB/s)\n"
+                   "gamma%s = %.6e   # seconds per byte reduced (%.3g GB/s)\n",
+                i ? "_large" : "", r[i]->alpha, i ? "_large" : "", r[i]->beta,
+                r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0, i ? "_large" : "", r[i]->gamma,
+                r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
+    fprintf(f, "large_bytes = %zu   # calls moving this many bytes or more use the _large set\n",
+            m->large_bytes);
     return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

@@ -20,7 +20,7 @@ typedef struct dpc_config {
     size_t seg_bytes;                      /* DPCOLL_SEG_BYTES: pipeline segment */
     const dpc_algo_t *force[DPC_COLL_COUNT]; /* DPCOLL_<COLL>_ALGORITHM; NULL = model */
     bool explain;                          /* DPCOLL_EXPLAIN: print each new choice */
-    dpc_cost_params_t cost;                /* defaults, or DPCOLL_TUNE_FILE's */
+    dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
 
@@ -35,12 +35,15 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (6 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (10 + DPC_COLL_COUNT)
 
-/* Tune files: "alpha = 1.5e-06" lines (alpha, beta, gamma in seconds, per
- * message / per byte); '#' starts a comment. */
-dpc_status_t dpc_tune_read(const char *path, dpc_cost_params_t *c, char *err, size_t errlen);
-dpc_status_t dpc_tune_write(const char *path, const dpc_cost_params_t *c, const char *comment);
+/* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
+ * per byte sent, per byte reduced) for calls below large_bytes, and
+ * alpha_large, beta_large, gamma_large from there up; '#' starts a
+ * comment. Keys left out keep their defaults (the _large ones: the small
+ * ones' values). */
+dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen);
+dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const char *comment);
 void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v);
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v);
 

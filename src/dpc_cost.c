@@ -6,6 +6,40 @@ dpc_cost_params_t dpc_cost_defaults(void)
     return (dpc_cost_params_t){.alpha = 10e-6, .beta = 1.0 / 10e9, .gamma = 1.0 / 5e9};
 }
 
+dpc_cost_model_t dpc_cost_model_defaults(void)
+{
+    dpc_cost_model_t m = {.small = dpc_cost_defaults(), .large = dpc_cost_defaults(), .large_bytes = 0};
+    return m;
+}
+
+size_t dpc_coll_bytes(const dpc_coll_args_t *a)
+{
+    size_t es = dpc_dtype_size(a->dtype), n = 0;
+    switch (a->coll) {
+    case DPC_ALLREDUCE: case DPC_BCAST:
+        return a->count * es;
+    default:
+        for (int i = 0; i < a->size; i++)
+            n += a->counts ? a->counts[i] : a->count;
+        return n * es;
+    }
+}
+
+const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a)
+{
+    return m->large_bytes && dpc_coll_bytes(a) >= m->large_bytes ? &m->large : &m->small;
+}
+
+double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m)
+{
+    return al->cost(a, dpc_cost_regime(m, a));
+}
+
+const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m)
+{
+    return dpc_cost_select(a, dpc_cost_regime(m, a));
+}
+
 const dpc_algo_t *dpc_cost_select(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     const dpc_algo_t *best = NULL;

@@ -5,9 +5,27 @@
 
 #include "dpc_coll.h"
 
-/* Defaults until tuning measures this machine (a later issue): 10 us per
- * message, 10 GB/s, 5 GB/s of reduction. */
+/* Defaults until dpcoll_tune measures the machine: 10 us per message,
+ * 10 GB/s, 5 GB/s of reduction. */
 dpc_cost_params_t dpc_cost_defaults(void);
+
+/* A machine model: one set of constants for calls below large_bytes and one
+ * from there up (small messages and large ones take different protocols in
+ * UCX, eager copies against rendezvous, and no single alpha and beta fit
+ * both); large_bytes = 0 uses `small` everywhere. */
+typedef struct dpc_cost_model {
+    dpc_cost_params_t small, large;
+    size_t large_bytes;
+} dpc_cost_model_t;
+
+dpc_cost_model_t dpc_cost_model_defaults(void);
+/* The bytes a call moves per rank's buffer (the whole vector), which picks
+ * the regime. */
+size_t dpc_coll_bytes(const dpc_coll_args_t *a);
+const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a);
+/* Predicted time of one algorithm under the model. */
+double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m);
+const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m);
 
 /* Cheapest applicable algorithm for these arguments by the model (ties go to
  * the one registered first): every rank computes the same answer from the

@@ -89,8 +89,13 @@ int main(int argc, char **argv)
     }
     printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
-    printf("  cost model: alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s) (%s)\n",
-           cfg.cost.alpha, cfg.cost.beta, 1e-9 / cfg.cost.beta, cfg.cost.gamma, 1e-9 / cfg.cost.gamma,
-           cfg.tune_file[0] ? "from the tune file" : "built-in defaults");
+    printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file" : "built-in defaults");
+    const dpc_cost_params_t *r[2] = {&cfg.cost.small, &cfg.cost.large};
+    for (int i = 0; i < (cfg.cost.large_bytes ? 2 : 1); i++)
+        printf("    %-8s alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
+               !cfg.cost.large_bytes ? "all" : i ? "large" : "small", r[i]->alpha, r[i]->beta,
+               1e-9 / r[i]->beta, r[i]->gamma, 1e-9 / r[i]->gamma);
+    if (cfg.cost.large_bytes)
+        printf("    large from %zu bytes\n", cfg.cost.large_bytes);
     return 0;
 }

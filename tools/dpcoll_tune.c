@@ -15,15 +15,17 @@
  */
 #include "config.h"
 #include <math.h>
+#include <stdint.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dpc_coll.h"
 #include "dpc_config.h"
+#include "dpc_cost.h"
 #include "dpcoll.h"
 
-typedef struct point { const dpc_algo_t *al; size_t bytes; double t, a, b, c; } point_t;
+typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, a, b, c; } point_t;
 
 static int cmpd(const void *x, const void *y)
 {
@@ -72,8 +74,9 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
     return mx;
 }
 
-/* weighted least squares over the columns in mask; returns the residual */
-static double fit(const point_t *pt, int n, int mask, double x[3])
+/* weighted least squares over the columns in mask, on the points whose call
+ * bytes are in [lo, hi); returns the residual */
+static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, double x[3])
 {
     double A[3][3] = {{0}}, y[3] = {0};
     int idx[3], k = 0;
@@ -81,6 +84,8 @@ static double fit(const point_t *pt, int n, int mask, double x[3])
         if (mask & (1 << j))
             idx[k++] = j;
     for (int i = 0; i < n; i++) {
+        if (pt[i].cb < lo || pt[i].cb >= hi)
+            continue;
         double r[3] = {pt[i].a / pt[i].t, pt[i].b / pt[i].t, pt[i].c / pt[i].t};
         for (int u = 0; u < k; u++) {
             y[u] += r[idx[u]];
@@ -117,10 +122,26 @@ static double fit(const point_t *pt, int n, int mask, double x[3])
     }
     double res = 0;
     for (int i = 0; i < n; i++) {
+        if (pt[i].cb < lo || pt[i].cb >= hi)
+            continue;
         double e = (pt[i].a * x[0] + pt[i].b * x[1] + pt[i].c * x[2]) / pt[i].t - 1;
         res += e * e;
     }
     return res;
+}
+
+/* the best non-negative fit over every subset of the three constants */
+static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, dpc_cost_params_t *c)
+{
+    double best = INFINITY, x[3];
+    for (int mask = 1; mask < 8; mask++) {
+        double r = fit(pt, n, lo, hi, mask, x);
+        if (r < best) {
+            best = r;
+            *c = (dpc_cost_params_t){x[0], x[1], x[2]};
+        }
+    }
+    return best;
 }
 
 int main(int argc, char **argv)
@@ -148,6 +169,7 @@ int main(int argc, char **argv)
                 int reps = bytes >= (1u << 20) ? 5 : 25;
                 pt[n].al = *al;
                 pt[n].bytes = bytes;
+                pt[n].cb = dpc_coll_bytes(&a);
                 pt[n].t = time_call(colls[ci], &a, in, out, reps);
                 pt[n].a = (*al)->cost(&a, &(dpc_cost_params_t){1, 0, 0});
                 pt[n].b = (*al)->cost(&a, &(dpc_cost_params_t){0, 1, 0});
@@ -156,13 +178,17 @@ int main(int argc, char **argv)
             }
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
         }
-    /* the best non-negative fit over every subset of the three constants */
-    double best = INFINITY, x[3], bx[3] = {0, 0, 0};
-    for (int mask = 1; mask < 8; mask++) {
-        double r = fit(pt, n, mask, x);
+    /* one regime, or two split at the threshold that fits best */
+    dpc_cost_model_t m = {.large_bytes = 0};
+    double best = best_fit(pt, n, 0, SIZE_MAX, &m.small);
+    m.large = m.small;
+    static const size_t splits[] = {4096, 16384, 65536, 262144};
+    for (unsigned i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+        dpc_cost_params_t s1, s2;
+        double r = best_fit(pt, n, 0, splits[i], &s1) + best_fit(pt, n, splits[i], SIZE_MAX, &s2);
         if (r < best) {
             best = r;
-            memcpy(bx, x, sizeof(x));
+            m = (dpc_cost_model_t){.small = s1, .large = s2, .large_bytes = splits[i]};
         }
     }
     if (rank == 0) {
@@ -170,20 +196,27 @@ int main(int argc, char **argv)
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
                "model us", "error");
         for (int i = 0; i < n; i++) {
-            double m = pt[i].a * bx[0] + pt[i].b * bx[1] + pt[i].c * bx[2];
-            double e = (m - pt[i].t) / pt[i].t;
+            const dpc_cost_params_t *c = m.large_bytes && pt[i].cb >= m.large_bytes ? &m.large : &m.small;
+            double pred = pt[i].a * c->alpha + pt[i].b * c->beta + pt[i].c * c->gamma;
+            double e = (pred - pt[i].t) / pt[i].t;
             within += fabs(e) <= 0.30;
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
-                   pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, m * 1e6, e * 100);
+                   pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred * 1e6, e * 100);
         }
-        dpc_cost_params_t c = {bx[0], bx[1], bx[2]};
         char comment[160];
         snprintf(comment, sizeof(comment), "fitted by dpcoll_tune on %d ranks; %d of %d measurements "
                  "within 30%% of the model", p, within, n);
-        printf("\nalpha = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n"
-               "%d of %d measurements within 30%% of the model\n", c.alpha, c.beta,
-               c.beta > 0 ? 1e-9 / c.beta : 0, c.gamma, c.gamma > 0 ? 1e-9 / c.gamma : 0, within, n);
-        if (dpc_tune_write(out_path, &c, comment) == DPC_OK)
+        const dpc_cost_params_t *r[2] = {&m.small, &m.large};
+        printf("\n");
+        for (int i = 0; i < (m.large_bytes ? 2 : 1); i++)
+            printf("%s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n",
+                   !m.large_bytes ? "all sizes" : i ? "large calls" : "small calls", r[i]->alpha,
+                   r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0, r[i]->gamma,
+                   r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
+        if (m.large_bytes)
+            printf("large calls: %zu bytes and up\n", m.large_bytes);
+        printf("%d of %d measurements within 30%% of the model\n", within, n);
+        if (dpc_tune_write(out_path, &m, comment) == DPC_OK)
             printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);
         else
             printf("could not write %s\n", out_path);

@@ -109,7 +109,8 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     for (const dpc_algo_t *const *al = dpc_algos(); *al && off < sizeof(line); al++)
         if (dpc_algo_applies(*al, a))
             off += (size_t)snprintf(line + off, sizeof(line) - off, " %s %.3g us%s", (*al)->name,
-                                    (*al)->cost(a, &dpc_g.cfg.cost) * 1e6, *al == chosen ? " *" : "");
+                                    dpc_cost_predict(*al, a, &dpc_g.cfg.cost) * 1e6,
+                                    *al == chosen ? " *" : "");
     fprintf(stderr, "libdpcoll explain: %s\n", line);
 }
 
@@ -117,7 +118,7 @@ static const dpc_algo_t *choose(const dpc_coll_args_t *a, const char *call)
 {
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
     const dpc_algo_t *al = forced && dpc_algo_applies(forced, a) ? forced
-                         : dpc_cost_select(a, &dpc_g.cfg.cost);
+                         : dpc_cost_select_model(a, &dpc_g.cfg.cost);
     if (dpc_g.cfg.explain && al) {
         if (dpc_g.locking)
             pthread_mutex_lock(&dpc_g.lock);
