@@ -263,7 +263,7 @@ int main(int argc, char **argv)
         FILE *fp = fopen(plot, "w");
         if (fp) {
             /* one panel per collective: native and each algorithm, busbw vs size */
-            fprintf(fp, "set datafile separator ','\nset terminal pngcairo size 1400,%d font ',10'\n"
+            fprintf(fp, "set datafile separator ','\nset terminal pngcairo noenhanced size 1400,%d font ',10'\n"
                         "set output '%.*s.png'\nset logscale x 2\nset key left top\nset grid\n"
                         "set multiplot layout %d,1\n", 380 * NC, (int)(strlen(plot) - (strstr(plot, ".gp") ? 3 : 0)),
                     plot, NC);
@@ -271,14 +271,17 @@ int main(int argc, char **argv)
                 if (!use[c])
                     continue;
                 fprintf(fp, "set title '%s, %d ranks: bus bandwidth (GB/s) vs size (bytes)'\n", cname[c], size);
-                fprintf(fp, "plot '%s' using ($1 eq '%s' && $6[1:4] eq 'auto' ? $3 : 1/0):12 with linespoints lw 2 title 'MPICH native'",
-                        csv, cname[c]);
-                for (int ai = -1;; ai++) {
-                    const char *algo = ai < 0 ? "auto" : dpcoll_algorithm_name(cname[c], ai);
+                fprintf(fp, "plot '%s' using (strcol(1) eq '%s' && strcol(6)[1:4] eq 'auto' ? $3 : 1/0):12 "
+                            "with linespoints lw 3 title 'MPICH native', "
+                            "'%s' using (strcol(1) eq '%s' && strcol(6)[1:4] eq 'auto' ? $3 : 1/0):9 "
+                            "with linespoints lw 2 title 'libdpcoll, the model picks'",
+                        csv, cname[c], csv, cname[c]);
+                for (int ai = 0;; ai++) {
+                    const char *algo = dpcoll_algorithm_name(cname[c], ai);
                     if (!algo)
                         break;
-                    fprintf(fp, ", '%s' using ($1 eq '%s' && $6[1:%zu] eq '%s' ? $3 : 1/0):9 with linespoints title 'libdpcoll %s'",
-                            csv, cname[c], strlen(algo), algo, algo);
+                    fprintf(fp, ", '%s' using (strcol(1) eq '%s' && strcol(6) eq '%s' ? $3 : 1/0):9 "
+                                "with linespoints dt 2 title 'libdpcoll %s'", csv, cname[c], algo, algo);
                 }
                 fprintf(fp, "\n");
             }
