@@ -16,9 +16,15 @@ int dpc_blocks_make(dpc_blocks_t *b, void *buf, int n, const int *counts, int co
                     const int *displs, MPI_Datatype dt, const dpc_dtinfo_t *ti, int fill,
                     int only_rank, MPI_Comm comm)
 {
-    memset(b, 0, sizeof(*b));
-    b->bytes = malloc(sizeof(size_t) * (size_t)n);
-    b->displs = malloc(sizeof(size_t) * (size_t)n);
+    b->staging = NULL;
+    b->total = 0;
+    if (n <= DPC_BLOCKS_INLINE) {
+        b->bytes = b->inline_bytes;
+        b->displs = b->inline_displs;
+    } else {
+        b->bytes = malloc(sizeof(size_t) * (size_t)n);
+        b->displs = malloc(sizeof(size_t) * (size_t)n);
+    }
     if (!b->bytes || !b->displs)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < n; i++) {
@@ -75,8 +81,11 @@ int dpc_blocks_unpack(const dpc_blocks_t *b, void *buf, int n, const int *counts
 
 void dpc_blocks_free(dpc_blocks_t *b)
 {
-    free(b->bytes);
-    free(b->displs);
+    if (b->bytes != b->inline_bytes)
+        free(b->bytes);
+    if (b->displs != b->inline_displs)
+        free(b->displs);
     free(b->staging);
-    memset(b, 0, sizeof(*b));
+    b->bytes = b->displs = NULL;
+    b->staging = NULL;
 }

@@ -6,8 +6,10 @@
 
 #include "shim.h"
 
+#define DPC_BLOCKS_INLINE 64
 typedef struct dpc_blocks {
     size_t *bytes, *displs;   /* per rank, in bytes */
+    size_t inline_bytes[DPC_BLOCKS_INLINE], inline_displs[DPC_BLOCKS_INLINE]; /* small p: no malloc */
     char *base;               /* where displs point into */
     char *staging;            /* malloc'ed when the datatype is not contiguous */
     size_t total;

@@ -12,8 +12,7 @@ static int allgather(const char *call, dpc_coll_t coll, const void *sendbuf, int
 {
     int err, size, rank;
     dpc_dtinfo_t sti, rti;
-    PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &rank);
+    dpc_comm_shape(comm, &size, &rank);
     bool in_place = sendbuf == MPI_IN_PLACE;
     if (recvcounts) {
         if ((err = dpc_check_counts(comm, call, "recvcounts", recvcounts, size)))

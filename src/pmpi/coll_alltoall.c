@@ -11,8 +11,7 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
 {
     int err, size, rank;
     dpc_dtinfo_t sti, rti;
-    PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &rank);
+    dpc_comm_shape(comm, &size, &rank);
     bool in_place = sendbuf == MPI_IN_PLACE, v = coll == DPC_ALLTOALLV;
     if (v) {
         if ((err = dpc_check_counts(comm, call, "recvcounts", recvcounts, size)))
@@ -51,7 +50,9 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    dpc_blocks_t sb = {0}, rb;
+    dpc_blocks_t sb, rb;
+    sb.bytes = sb.displs = NULL;
+    sb.staging = NULL;
     /* in place, the send data are the receive blocks: stage them all */
     err = dpc_blocks_make(&rb, recvbuf, size, recvcounts, recvcount, rdispls, recvtype, &rti,
                           in_place, -1, comm);

@@ -13,8 +13,7 @@ DPCOLL_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int roo
     case 0: return PMPI_Bcast(buffer, count, datatype, root, comm);
     case -1: return err;
     }
-    PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &rank);
+    dpc_comm_shape(comm, &size, &rank);
     if ((err = dpc_check_count(comm, call, "count", count)) ||
         (err = dpc_check_type(comm, call, "datatype", datatype, &ti)) ||
         (err = dpc_check_buf(comm, call, "buffer", buffer, count)))

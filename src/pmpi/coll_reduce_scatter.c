@@ -12,8 +12,7 @@ static int reduce_scatter(const char *call, dpc_coll_t coll, const void *sendbuf
     int err = MPI_SUCCESS, dop, size, rank;
     dpc_why_t why;
     dpc_dtinfo_t ti;
-    PMPI_Comm_size(comm, &size);
-    PMPI_Comm_rank(comm, &rank);
+    dpc_comm_shape(comm, &size, &rank);
     bool in_place = sendbuf == MPI_IN_PLACE;
     long long total = 0, mine = recvcounts ? 0 : recvcount;
     if (recvcounts) {

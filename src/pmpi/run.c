@@ -19,6 +19,20 @@
 #define SPIN_NS_DEDICATED 300000u
 #define YIELDS 16
 
+__thread MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
+__thread dpc_comm_t *dpc_tl_state;
+
+void dpc_comm_shape(MPI_Comm comm, int *size, int *rank)
+{
+    if (comm == dpc_tl_comm && dpc_tl_state) {
+        *size = dpc_tl_state->size;
+        *rank = dpc_tl_state->rank;
+        return;
+    }
+    PMPI_Comm_size(comm, size);
+    PMPI_Comm_rank(comm, rank);
+}
+
 int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
 {
     if (!dpc_g.active) {
@@ -30,11 +44,16 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
         *err = dpc_raise(comm, MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", call);
         return -1;
     }
-    /* a communicator we already know is an intracommunicator */
+    /* a communicator we already know is an intracommunicator; remember its
+     * state for dpc_comm_get and dpc_comm_shape in this same call */
     void *known;
     int found = 0;
-    if (PMPI_Comm_get_attr(comm, dpc_g.keyval, &known, &found) == MPI_SUCCESS && found)
+    dpc_tl_comm = comm;
+    dpc_tl_state = NULL;
+    if (PMPI_Comm_get_attr(comm, dpc_g.keyval, &known, &found) == MPI_SUCCESS && found) {
+        dpc_tl_state = known;
         return 1;
+    }
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) {
         *err = dpc_raise(MPI_COMM_NULL, MPI_ERR_COMM, "%s: comm is not a valid communicator", call);

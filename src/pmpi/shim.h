@@ -93,6 +93,11 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
  * an intracommunicator. Returns 1 to go on with our path, 0 to use PMPI
  * (why set), or -1 with *err set to an already-raised error. */
 int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err);
+/* What dpc_enter found for the call in progress on this thread. */
+extern __thread MPI_Comm dpc_tl_comm;
+extern __thread dpc_comm_t *dpc_tl_state;
+/* Size and rank of comm, without MPI calls when dpc_enter already knows it. */
+void dpc_comm_shape(MPI_Comm comm, int *size, int *rank);
 void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why);
 
 void dpc_stats_print(void);
