@@ -24,9 +24,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     if (!a->in_place && len[r])
         own = dpc_sched_copy(s, out + off[r], a->sbuf, len[r], DPC_NO_DEPS);
     if (p > 1) {
+        /* the own block leaves from the input while it is also copied into
+         * place: neither waits for the other */
         ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
                            .seg = ring_seg_bytes(dpc_seg_bytes(a), elsize(a), p, len),
-                           .tag0 = 0, .after = own};
+                           .tag0 = 0, .after = a->in_place ? own : DPC_STEP_NONE,
+                           .own_src = a->in_place ? NULL : a->sbuf};
         ring_allgather_phase(&rp, out);
     }
     free(off);

@@ -5,6 +5,19 @@
 #include "part.h"
 #include <stdlib.h>
 
+/* Step-id arrays: on the stack when small (the common small-message case
+ * makes no malloc), else on the heap. */
+#define SMALL_IDS 256
+static dpc_step_id_t *ids(dpc_step_id_t *small, size_t n)
+{
+    return n <= SMALL_IDS ? small : malloc(sizeof(dpc_step_id_t) * n);
+}
+static void ids_free(dpc_step_id_t *p, dpc_step_id_t *small)
+{
+    if (p != small)
+        free(p);
+}
+
 static size_t max_segs(int p, const size_t *blen, size_t seg)
 {
     size_t m = 0;
@@ -56,9 +69,10 @@ dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, 
     slot[0] = dpc_sched_scratch(s, 2 * maxblk);
     slot[1] = slot[0] ? slot[0] + maxblk : NULL;
     /* per segment: the last reduce, send and recv of the two previous steps */
-    dpc_step_id_t *red = malloc(sizeof(dpc_step_id_t) * 2 * (ms ? ms : 1));
-    dpc_step_id_t *snd = malloc(sizeof(dpc_step_id_t) * 2 * (ms ? ms : 1));
-    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)(p) * 2 * (ms ? ms : 1));
+    dpc_step_id_t red_s[SMALL_IDS], snd_s[SMALL_IDS], all_s[SMALL_IDS];
+    dpc_step_id_t *red = ids(red_s, 2 * (ms ? ms : 1));
+    dpc_step_id_t *snd = ids(snd_s, 2 * (ms ? ms : 1));
+    dpc_step_id_t *all = ids(all_s, (size_t)p * 2 * (ms ? ms : 1));
     int nall = 0;
     dpc_step_id_t join = DPC_STEP_NONE;
     if (!red || !snd || !all || !slot[0])
@@ -102,9 +116,9 @@ dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, 
 out:
     if (!red || !snd || !all)
         dpc_sched_set_error(s, DPC_ERR_NOMEM);
-    free(red);
-    free(snd);
-    free(all);
+    ids_free(red, red_s);
+    ids_free(snd, snd_s);
+    ids_free(all, all_s);
     return join;
 }
 
@@ -114,8 +128,9 @@ dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf)
     int p = rp->p, me = rp->me;
     size_t ms = max_segs(p, rp->blen, rp->seg);
     int right = rank_at(rp, me + 1), left = rank_at(rp, me - 1);
-    dpc_step_id_t *rcv = malloc(sizeof(dpc_step_id_t) * (ms ? ms : 1));
-    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)p * 2 * (ms ? ms : 1));
+    dpc_step_id_t rcv_s[SMALL_IDS], all_s[SMALL_IDS];
+    dpc_step_id_t *rcv = ids(rcv_s, ms ? ms : 1);
+    dpc_step_id_t *all = ids(all_s, (size_t)p * 2 * (ms ? ms : 1));
     int nall = 0;
     dpc_step_id_t join;
     if (!rcv || !all) {
@@ -129,9 +144,10 @@ dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf)
         for (size_t g = 0; g < ns; g++) {
             size_t o = g * rp->seg;
             size_t n = rp->blen[sb] - o < rp->seg ? rp->blen[sb] - o : rp->seg;
-            /* the block sent at step k is the one received at step k-1 */
-            all[nall++] = dpc_sched_send(s, right, rp->tag0 + (uint32_t)(k * ms + g),
-                                         buf + rp->boff[sb] + o, n,
+            /* the block sent at step k is the one received at step k-1;
+             * the own block may go straight from the input */
+            const char *src = k == 0 && rp->own_src ? rp->own_src + o : buf + rp->boff[sb] + o;
+            all[nall++] = dpc_sched_send(s, right, rp->tag0 + (uint32_t)(k * ms + g), src, n,
                                          DPC_AFTER(k == 0 ? rp->after : rcv[g]));
         }
         size_t nr = nsegs(rp->blen[rb], rp->seg);
@@ -145,8 +161,8 @@ dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf)
     }
     join = dpc_sched_nop(s, all, nall);
 out:
-    free(rcv);
-    free(all);
+    ids_free(rcv, rcv_s);
+    ids_free(all, all_s);
     return join;
 }
 

@@ -21,6 +21,8 @@ typedef struct ring_phase {
     size_t seg;                  /* segment bytes, a multiple of the element size */
     uint32_t tag0;               /* first step tag this phase may use */
     dpc_step_id_t after;         /* every first access waits for this step */
+    const char *own_src;         /* allgather: send the own block from here at step 0
+                                  * (the input), not from buf; NULL = from buf */
 } ring_phase_t;
 
 /* Pick a segment size: `want` rounded down to whole elements, but large enough

@@ -133,11 +133,28 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     fprintf(stderr, "libdpcoll explain: %s\n", line);
 }
 
-static const dpc_algo_t *choose(const dpc_coll_args_t *a, const char *call)
+static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
 {
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
+    /* the same call as last time on this communicator: the same choice (the
+     * model's inputs are the same), without evaluating it again */
+    bool cacheable = !a->counts && !a->scounts && !dpc_g.cfg.explain && !dpc_g.locking;
+    if (cacheable && c->last[a->coll].al && c->last[a->coll].forced == forced &&
+        c->last[a->coll].count == a->count && c->last[a->coll].dtype == (int)a->dtype &&
+        c->last[a->coll].op == (int)a->op && c->last[a->coll].in_place == a->in_place &&
+        c->last[a->coll].root == a->root)
+        return c->last[a->coll].al;
     const dpc_algo_t *al = forced && dpc_algo_applies(forced, a) ? forced
                          : dpc_cost_select_model(a, &dpc_g.cfg.cost);
+    if (cacheable && al) {
+        c->last[a->coll].al = al;
+        c->last[a->coll].forced = forced;
+        c->last[a->coll].count = a->count;
+        c->last[a->coll].dtype = (int)a->dtype;
+        c->last[a->coll].op = (int)a->op;
+        c->last[a->coll].in_place = a->in_place;
+        c->last[a->coll].root = a->root;
+    }
     if (dpc_g.cfg.explain && al) {
         if (dpc_g.locking)
             pthread_mutex_lock(&dpc_g.lock);
@@ -190,7 +207,7 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
     a->rank = c->rank;
     a->size = c->size;
     a->seg_bytes = dpc_g.cfg.seg_bytes;
-    const dpc_algo_t *al = choose(a, call);
+    const dpc_algo_t *al = choose(c, a, call);
     if (!al)
         return dpc_raise(comm, MPI_ERR_INTERN, "%s: no algorithm for %s", call, dpc_coll_name(a->coll));
     last_algo = al;

@@ -52,6 +52,11 @@ typedef struct dpc_comm {
     dpc_transport_t *tp;
     dpc_scratch_pool_t pool;   /* scratch reused from call to call */
     dpc_sched_t *spare;        /* a finished schedule, reused by the next call */
+    struct {                   /* last choice per collective (equal-count calls) */
+        const dpc_algo_t *al, *forced;
+        size_t count;
+        int dtype, op, in_place, root;
+    } last[DPC_COLL_COUNT];
 } dpc_comm_t;
 
 /* Gets (on first use: creates, collectively) the state of an intra-
