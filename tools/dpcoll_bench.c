@@ -100,6 +100,11 @@ static void sync_with(int native)
 static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, double *nat)
 {
     double *t[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
+    for (int side = 0; side < 2; side++)      /* warm-up: caches, endpoints, pools */
+        for (int k = 0; k < 3; k++) {
+            sync_with(side);
+            run(c, side, b, count, side ? b->ref : b->out);
+        }
     /* batches long enough that the one or two calls after each switch (the
      * other side's ranks still leaving its last call) do not move a median */
     int batch = reps / 2 > 10 ? reps / 2 : (reps < 10 ? reps : 10), done[2] = {0, 0};
