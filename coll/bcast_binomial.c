@@ -21,22 +21,10 @@ static size_t seg_bytes(const dpc_coll_args_t *a)
     return seg;
 }
 
-/* lowest set bit of v; for the root (v == 0) a bit above p */
-static int lowbit(int v, int p)
-{
-    if (v == 0) {
-        int b = 1;
-        while (b < p)
-            b *= 2;
-        return b;
-    }
-    return v & -v;
-}
-
 static int children(int v, int p)
 {
     int c = 0;
-    for (int m = 1; m < lowbit(v, p); m *= 2)
+    for (int m = 1; m < tree_lowbit(v, p); m *= 2)
         c += v + m < p;
     return c;
 }
@@ -47,7 +35,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     size_t n = a->count * elsize(a);
     size_t seg = seg_bytes(a), ns = nsegs(n, seg);
     char *buf = a->rbuf;
-    int lb = lowbit(v, p);
+    int lb = tree_lowbit(v, p);
     if (p == 1 || n == 0)
         return DPC_OK;
     int parent = v ? mod(v - lb + a->root, p) : -1;

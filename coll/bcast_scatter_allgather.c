@@ -15,17 +15,6 @@
 #include "coll_util.h"
 #include "ring.h"
 
-static int lowbit(int v, int p)
-{
-    if (v == 0) {
-        int b = 1;
-        while (b < p)
-            b *= 2;
-        return b;
-    }
-    return v & -v;
-}
-
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, v = mod(a->rank - a->root, p);
@@ -36,7 +25,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         return DPC_OK;
     if (even_blocks(a->count, es, p, &off, &len))
         return DPC_ERR_NOMEM;
-    int lb = lowbit(v, p);
+    int lb = tree_lowbit(v, p);
     int hi = v + (lb < p - v ? lb : p - v);        /* my subtree: blocks [v, hi) */
     dpc_step_id_t got = DPC_STEP_NONE, sent[64];
     int nsent = 0;
@@ -79,7 +68,7 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
     uint64_t t = 0;
     if (p == 1 || a->count == 0)
         return 0;
-    for (int m = lowbit(v, p) / 2; m >= 1; m /= 2) {
+    for (int m = tree_lowbit(v, p) / 2; m >= 1; m /= 2) {
         int c = v + m;
         if (c < p)
             t += (part_off(a->count, p, c + (m < p - c ? m : p - c)) - part_off(a->count, p, c)) * es;
@@ -94,7 +83,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
     uint64_t t = 0;
     if (p == 1 || a->count == 0 || even_blocks(a->count, es, p, &off, &len))
         return 0;
-    for (int m = lowbit(v, p) / 2; m >= 1; m /= 2) {
+    for (int m = tree_lowbit(v, p) / 2; m >= 1; m /= 2) {
         int c = v + m;
         if (c < p)
             t += part_off(a->count, p, c + (m < p - c ? m : p - c)) > part_off(a->count, p, c);

@@ -33,6 +33,19 @@ static inline int pow2_floor(int p)
     return q;
 }
 
+/* Binomial trees over relative ranks v: the lowest set bit of v, which
+ * bounds v's subtree; for the root (v == 0) the first power of two >= p. */
+static inline int tree_lowbit(int v, int p)
+{
+    if (v == 0) {
+        int b = 1;
+        while (b < p)
+            b *= 2;
+        return b;
+    }
+    return v & -v;
+}
+
 /* ceil(log2 p) and log2 of a power of two. */
 static inline int log2_ceil(int p)
 {
