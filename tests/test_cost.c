@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include "dpc_config.h"
 #include "dpc_cost.h"
@@ -140,9 +141,5 @@ int main(void)
     tcase_add_test(tc, test_every_algorithm_has_a_model);
     tcase_add_test(tc, test_tune_file);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(su);
 }

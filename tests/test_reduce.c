@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include <check.h>
+#include "check_run.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -320,9 +321,5 @@ int main(void)
     tcase_add_loop_test(tc, test_kernels, 0, DPC_DTYPE_COUNT * DPC_OP_COUNT);
     tcase_add_test(tc, test_operand_order);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

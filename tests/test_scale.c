@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 #include "matrix.h"
 
@@ -43,9 +44,5 @@ int main(void)
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_scale, 0, nalgos * 2);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(su);
 }

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include <check.h>
+#include "check_run.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,9 +332,5 @@ int main(void)
     tcase_add_test(tc, test_scratch_pool);
     tcase_add_test(tc, test_reinit);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(su);
 }

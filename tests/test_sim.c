@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include <check.h>
+#include "check_run.h"
 #include <stdlib.h>
 #include <string.h>
 #include "dpc_sim.h"
@@ -176,9 +177,5 @@ int main(void)
     tcase_add_test(tc, test_reordering);
     tcase_add_test(tc, test_faults);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(su);
 }
