@@ -62,7 +62,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
     if (a->size == 1 || rank_blocks(a, 0, &off, &len))
         return 0;
     uint64_t m = ring_ag_phase_msgs(a->size, r, len,
-                                    ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len));
+                                    ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len), NULL);
     free(off);
     free(len);
     return m;

@@ -71,7 +71,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
     if (p == 1 || a->count == 0 || even_blocks(a->count, es, p, &off, &len))
         return 0;
     size_t seg = ring_seg_bytes(dpc_seg_bytes(a), es, p, len);
-    uint64_t m = ring_rs_phase_msgs(p, r, len, seg) + ring_ag_phase_msgs(p, r, len, seg);
+    uint64_t m = ring_rs_phase_msgs(p, r, len, seg) + ring_ag_phase_msgs(p, r, len, seg, NULL);
     free(off);
     free(len);
     return m;

@@ -12,10 +12,12 @@
 #include "config.h"
 #include "coll_util.h"
 
-/* Segment size: one tag per segment, so at most DPC_STEP_TAG_MAX of them. */
+/* Segment size: one tag per segment, so at most DPC_STEP_TAG_MAX of them.
+ * With two ranks nothing is forwarded, so there is nothing to pipeline and
+ * the buffer goes as one message (one rendezvous instead of many). */
 static size_t seg_bytes(const dpc_coll_args_t *a)
 {
-    size_t n = a->count * elsize(a), seg = dpc_seg_bytes(a);
+    size_t n = a->count * elsize(a), seg = a->size == 2 && n ? n : dpc_seg_bytes(a);
     while (nsegs(n, seg) > DPC_STEP_TAG_MAX)
         seg *= 2;
     return seg;

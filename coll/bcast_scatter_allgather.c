@@ -8,12 +8,23 @@
  * Restrictions: none. Cost (n bytes): ceil(log2 p) alpha + (p-1)/p n beta
  *   for the scatter, (p-1) S alpha + (p-1)/p n beta for the allgather: about
  *   2n beta whatever p, against the binomial tree's log2(p) n beta.
+ * Blocks a rank already has from the scatter are neither sent to it nor
+ * received by it in the ring (the root has them all).
  * Bytes sent by relative rank v: for each child c = v + m (m < lowbit(v),
- *   c < p) the blocks [c, c + min(m, p - c)); plus n - b(v+1) in the ring.
+ *   c < p) the blocks [c, c + min(m, p - c)); plus, in the ring, n minus the
+ *   blocks of the subtree of u = v+1 (mod p): [u, u + min(lowbit(u), p - u)).
  */
 #include "config.h"
 #include "coll_util.h"
 #include "ring.h"
+
+/* After the binomial scatter, relative rank v has the blocks of its
+ * subtree: [v, v + min(lowbit(v), p - v)); the root has them all. */
+static int subtree_blocks(int v, int p)
+{
+    int lb = tree_lowbit(v, p);
+    return lb < p - v ? lb : p - v;
+}
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -43,11 +54,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
                                            DPC_AFTER(got));
     }
     sent[nsent++] = got;
-    /* the ring rewrites blocks of this subtree with the same bytes: only
-     * after the scatter has stopped reading them */
+    /* the ring forwards blocks of this subtree: only once the scatter has
+     * brought them (and sent on what the children need) */
     ring_phase_t rp = {.s = s, .p = p, .me = v, .shift = a->root, .boff = off, .blen = len,
                        .seg = ring_seg_bytes(dpc_seg_bytes(a), es, p, len),
-                       .tag0 = 1, .after = dpc_sched_nop(s, sent, nsent)};
+                       .tag0 = 1, .after = dpc_sched_nop(s, sent, nsent),
+                       .held = subtree_blocks};
     ring_allgather_phase(&rp, buf);
     free(off);
     free(len);
@@ -73,7 +85,9 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
         if (c < p)
             t += (part_off(a->count, p, c + (m < p - c ? m : p - c)) - part_off(a->count, p, c)) * es;
     }
-    return t + a->count * es - part_len(a->count, p, mod(v + 1, p)) * es;
+    /* the ring sends every block its right neighbour does not have */
+    int u = mod(v + 1, p);
+    return t + (part_off(a->count, p, u) + a->count - part_off(a->count, p, u + subtree_blocks(u, p))) * es;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
@@ -88,7 +102,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
         if (c < p)
             t += part_off(a->count, p, c + (m < p - c ? m : p - c)) > part_off(a->count, p, c);
     }
-    t += ring_ag_phase_msgs(p, v, len, ring_seg_bytes(dpc_seg_bytes(a), es, p, len));
+    t += ring_ag_phase_msgs(p, v, len, ring_seg_bytes(dpc_seg_bytes(a), es, p, len), subtree_blocks);
     free(off);
     free(len);
     return t;

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "ring.h"
 #include "part.h"
+#include <stdbool.h>
 #include <stdlib.h>
 
 /* Step-id arrays: on the stack when small (the common small-message case
@@ -122,8 +123,25 @@ out:
     return join;
 }
 
-dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf)
+/* Segments pay in the allgather phase only where blocks are forwarded: with
+ * two members nothing is, and every extra message costs a rendezvous
+ * handshake, so each block goes whole. */
+static size_t ag_seg(int p, size_t seg)
 {
+    return p == 2 ? ((size_t)1 << 62) : seg;
+}
+
+/* Does position pos have block b before the allgather phase? */
+static int has_block(int (*held)(int, int), int p, int pos, int b)
+{
+    int n = held ? held(pos, p) : 1;
+    return b >= pos && b < pos + n;
+}
+
+dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp_in, char *buf)
+{
+    ring_phase_t phase = *rp_in, *rp = &phase;
+    rp->seg = ag_seg(rp->p, rp->seg);
     dpc_sched_t *s = rp->s;
     int p = rp->p, me = rp->me;
     size_t ms = max_segs(p, rp->blen, rp->seg);
@@ -140,23 +158,29 @@ dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf)
     }
     for (int k = 0; k < p - 1; k++) {
         int sb = mod(me - k, p), rb = mod(me - k - 1, p);
-        size_t ns = nsegs(rp->blen[sb], rp->seg);
+        /* the right neighbour may have this block already: then it is not
+         * sent (and the neighbour does not wait for it) */
+        size_t ns = has_block(rp->held, p, mod(me + 1, p), sb) ? 0 : nsegs(rp->blen[sb], rp->seg);
         for (size_t g = 0; g < ns; g++) {
             size_t o = g * rp->seg;
             size_t n = rp->blen[sb] - o < rp->seg ? rp->blen[sb] - o : rp->seg;
-            /* the block sent at step k is the one received at step k-1;
+            /* the block sent at step k is the one received at step k-1 (if
+             * it was received: a block this position had needs no wait);
              * the own block may go straight from the input */
             const char *src = k == 0 && rp->own_src ? rp->own_src + o : buf + rp->boff[sb] + o;
             all[nall++] = dpc_sched_send(s, right, rp->tag0 + (uint32_t)(k * ms + g), src, n,
-                                         DPC_AFTER(k == 0 ? rp->after : rcv[g]));
+                                         DPC_AFTER(k == 0 ? rp->after : rcv[g], rp->after));
         }
+        bool have = has_block(rp->held, p, me, rb);
         size_t nr = nsegs(rp->blen[rb], rp->seg);
         for (size_t g = 0; g < nr; g++) {
             size_t o = g * rp->seg;
             size_t n = rp->blen[rb] - o < rp->seg ? rp->blen[rb] - o : rp->seg;
-            rcv[g] = dpc_sched_recv(s, left, rp->tag0 + (uint32_t)(k * ms + g),
-                                    buf + rp->boff[rb] + o, n, DPC_AFTER(rp->after));
-            all[nall++] = rcv[g];
+            rcv[g] = have ? DPC_STEP_NONE
+                          : dpc_sched_recv(s, left, rp->tag0 + (uint32_t)(k * ms + g),
+                                           buf + rp->boff[rb] + o, n, DPC_AFTER(rp->after));
+            if (!have)
+                all[nall++] = rcv[g];
         }
     }
     join = dpc_sched_nop(s, all, nall);
@@ -166,13 +190,19 @@ out:
     return join;
 }
 
-static uint64_t sum_except(int p, const size_t *blen, int skip, size_t seg)
+/* bytes (seg == 0) or messages of all blocks outside [lo, lo + n) */
+static uint64_t sum_outside(int p, const size_t *blen, int lo, int n, size_t seg)
 {
     uint64_t t = 0;
     for (int b = 0; b < p; b++)
-        if (b != skip)
+        if (b < lo || b >= lo + n)
             t += seg ? nsegs(blen[b], seg) : blen[b];
     return t;
+}
+
+static uint64_t sum_except(int p, const size_t *blen, int skip, size_t seg)
+{
+    return sum_outside(p, blen, skip, 1, seg);
 }
 
 uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen)
@@ -180,9 +210,10 @@ uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen)
     return p > 1 ? sum_except(p, blen, me, 0) : 0;
 }
 
-uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen)
+uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen, int (*held)(int, int))
 {
-    return p > 1 ? sum_except(p, blen, mod(me + 1, p), 0) : 0;
+    int u = mod(me + 1, p);
+    return p > 1 ? sum_outside(p, blen, u, held ? held(u, p) : 1, 0) : 0;
 }
 
 uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg)
@@ -190,7 +221,8 @@ uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg)
     return p > 1 ? sum_except(p, blen, me, seg) : 0;
 }
 
-uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg)
+uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg, int (*held)(int, int))
 {
-    return p > 1 ? sum_except(p, blen, mod(me + 1, p), seg) : 0;
+    int u = mod(me + 1, p);
+    return p > 1 ? sum_outside(p, blen, u, held ? held(u, p) : 1, ag_seg(p, seg)) : 0;
 }

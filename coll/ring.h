@@ -23,6 +23,12 @@ typedef struct ring_phase {
     dpc_step_id_t after;         /* every first access waits for this step */
     const char *own_src;         /* allgather: send the own block from here at step 0
                                   * (the input), not from buf; NULL = from buf */
+    /* Blocks a position already has before the allgather phase: position
+     * pos has blocks [pos, pos + held(pos)) (mod nothing: within 0..p-1).
+     * NULL: only its own block. Blocks a receiver has are neither sent to
+     * it nor received by it (the scatter of van de Geijn's broadcast leaves
+     * whole subtrees behind). */
+    int (*held)(int pos, int p);
 } ring_phase_t;
 
 /* Pick a segment size: `want` rounded down to whole elements, but large enough
@@ -53,10 +59,11 @@ dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf);
 
 /* Bytes and messages one member sends in each phase, closed form: the
  * reduce-scatter phase sends every block but its own, the allgather phase
- * every block but the one of its right neighbour. */
+ * every block but those its right neighbour has (its own, or with `held`
+ * its held range; NULL held = own block only). */
 uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen);
-uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen);
+uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen, int (*held)(int, int));
 uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg);
-uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg);
+uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg, int (*held)(int, int));
 
 #endif
