@@ -151,7 +151,7 @@ static void usage(void)
                "  -b BYTES   smallest size (default 8)\n"
                "  -e BYTES   largest size (default 64M; K, M, G suffixes)\n"
                "  -f N       size factor between steps (default 4)\n"
-               "  -n N       repeats per size (default 40; fewer above 1 MiB)\n"
+               "  -n N       repeats per size (default 40; x5 up to 64 KiB, /4 above 1 MiB)\n"
                "  -a MODE    'all' (every algorithm and auto, default) or 'auto'\n"
                "  -o FILE    also write CSV\n"
                "  -p FILE    also write a gnuplot script plotting busbw vs size (run: gnuplot FILE)\n"
@@ -228,7 +228,10 @@ int main(int argc, char **argv)
         for (size_t bytes = minb; bytes <= maxb; bytes *= (size_t)factor) {
             size_t count, nbytes;
             shape(c, bytes, &count, &nbytes);
-            int r = nbytes > (1u << 20) ? (reps + 3) / 4 : reps;
+            /* small calls are cheap: more repeats, so that the first calls
+             * after a switch between ours and native (slower while the other
+             * side's state settles) stay far from the median */
+            int r = nbytes > (1u << 20) ? (reps + 3) / 4 : nbytes <= 65536 ? reps * 5 : reps;
             if (r < 3)
                 r = 3;
             for (int ai = -1;; ai++) {
