@@ -71,7 +71,18 @@ int dpc_dtinfo(MPI_Datatype dt, dpc_dtinfo_t *ti)
     /* the common case, a predefined type we know: no MPI calls at all
      * (predefined types are contiguous, start at 0, extent = size; a
      * derived type's handle never equals a predefined one) */
-    int named_dt = dt == MPI_DATATYPE_NULL ? -1 : map_named(dt);
+    static __thread MPI_Datatype last_dt = MPI_DATATYPE_NULL;   /* calls repeat types */
+    static __thread int last_named = -1;
+    int named_dt;
+    if (dt == last_dt && dt != MPI_DATATYPE_NULL) {
+        named_dt = last_named;
+    } else {
+        named_dt = dt == MPI_DATATYPE_NULL ? -1 : map_named(dt);
+        if (named_dt >= 0) {
+            last_dt = dt;
+            last_named = named_dt;
+        }
+    }
     if (named_dt >= 0) {
         ti->size = ti->extent = (MPI_Aint)dpc_dtype_size(named_dt);
         ti->true_lb = 0;
