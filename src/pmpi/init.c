@@ -95,6 +95,8 @@ static void dpc_init(int provided)
     if (bad) {
         /* a typo in a forced algorithm must not silently run something else */
         fprintf(stderr, "libdpcoll[%d] error: %s\n", dpc_g.world_rank, err);
+        fflush(stderr);
+        usleep(200000);   /* let the launcher forward the line before the job dies */
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
     agree_config();
