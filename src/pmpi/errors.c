@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static __thread char last_error[MPI_MAX_ERROR_STRING];
 
@@ -29,8 +30,12 @@ int dpc_raise(MPI_Comm comm, int errclass, const char *fmt, ...)
         comm = MPI_COMM_WORLD;    /* no handler of its own: MPICH uses this one */
     MPI_Errhandler eh;
     if (PMPI_Comm_get_errhandler(comm, &eh) == MPI_SUCCESS) {
-        if (eh != MPI_ERRORS_RETURN)
+        if (eh != MPI_ERRORS_RETURN) {
             dpc_log(DPC_LOG_ERROR, "%s", last_error);   /* about to abort: say why */
+            fflush(stderr);
+            if (eh == MPI_ERRORS_ARE_FATAL)
+                usleep(100000);   /* let the launcher forward it before the job dies */
+        }
         else
             dpc_log(DPC_LOG_INFO, "%s", last_error);
         if (eh != MPI_ERRHANDLER_NULL)
