@@ -14,6 +14,7 @@
 #include "dpc_config.h"
 #include "dpc_cost.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
