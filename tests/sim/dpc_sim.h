@@ -67,11 +67,11 @@ typedef void (*dpc_sim_observer_t)(void *ctx, int round);
 dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_args_t *args,
                          uint64_t timeout_ns, dpc_status_t *status, char **errmsg,
                          dpc_sim_observer_t observer, void *ctx);
-
-#endif
 /* dpc_sim_run details: status[p] receives each rank's final status; errmsg
  * (if not NULL) receives p malloc'ed descriptions of failures (NULL for ranks
  * that succeeded), to be freed with dpc_sim_free_msgs. The return value is
  * DPC_OK when the run ended (whatever each rank's status), DPC_ERR_STATE if it
  * could not end (stuck with no timeout), or a build/start error. */
 void dpc_sim_free_msgs(char **errmsg, int p);
+
+#endif
