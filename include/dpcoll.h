@@ -9,6 +9,8 @@
 #ifndef DPCOLL_H
 #define DPCOLL_H
 
+#include <mpi.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,6 +49,20 @@ DPCOLL_API const char *dpcoll_error_message(void);
 /* The algorithm the last collective on libdpcoll used on the calling thread
  * ("ring", ...), or "" if none ran yet. */
 DPCOLL_API const char *dpcoll_last_algorithm(void);
+
+/* An average reduction op for MPI_Allreduce, MPI_Reduce_scatter and
+ * MPI_Reduce_scatter_block: the sum over the communicator, then one division
+ * by its size on every rank (so every rank gets the same bits). Floating-point
+ * data only: float, double, long double, MPIX_C_FLOAT16, dpcoll's bfloat16.
+ * Valid between MPI_Init and MPI_Finalize (MPI_OP_NULL otherwise). */
+DPCOLL_API MPI_Op dpcoll_op_avg(void);
+
+/* A bfloat16 datatype (2 bytes: the upper half of an IEEE float), reduced
+ * with float accumulation (SUM, PROD, MIN, MAX, and dpcoll_op_avg). Valid
+ * between MPI_Init and MPI_Finalize (MPI_DATATYPE_NULL otherwise). Its
+ * reductions need libdpcoll active: the MPI library itself has no bfloat16
+ * (with DPCOLL_DISABLE it moves such data, but refuses to reduce it). */
+DPCOLL_API MPI_Datatype dpcoll_type_bfloat16(void);
 
 /* The i-th algorithm libdpcoll has for a collective (i from 0), or NULL past
  * the last one or for an unknown collective. */

@@ -144,3 +144,30 @@ dpc_status_t dpc_reduce_host(void *dst, const void *a, const void *b, size_t cou
         fn(dst, a, b, count);
     return DPC_OK;
 }
+
+#define DIV_LOOP(T, EXPR)                                                     \
+    do {                                                                      \
+        T *x = buf;                                                           \
+        for (size_t i = 0; i < count; i++)                                    \
+            x[i] = (EXPR);                                                    \
+    } while (0)
+
+dpc_status_t dpc_div_host(void *buf, size_t count, dpc_dtype_t dt, int divisor)
+{
+    if (divisor <= 0)
+        return DPC_ERR_ARG;
+    switch (dt) {
+    case DPC_FLOAT: DIV_LOOP(float, x[i] / (float)divisor); break;
+    case DPC_DOUBLE: DIV_LOOP(double, x[i] / (double)divisor); break;
+    case DPC_LONG_DOUBLE: DIV_LOOP(long double, x[i] / (long double)divisor); break;
+    case DPC_FLOAT16:
+        DIV_LOOP(uint16_t, dpc_float_to_half(dpc_half_to_float(x[i]) / (float)divisor));
+        break;
+    case DPC_BFLOAT16:
+        DIV_LOOP(uint16_t, dpc_float_to_bf16(dpc_bf16_to_float(x[i]) / (float)divisor));
+        break;
+    default:
+        return DPC_ERR_UNSUPPORTED;
+    }
+    return DPC_OK;
+}

@@ -17,4 +17,8 @@ dpc_reduce_fn_t dpc_reduce_kernel(dpc_op_t op, dpc_dtype_t dt);
 dpc_status_t dpc_reduce_host(void *dst, const void *a, const void *b, size_t count,
                              dpc_dtype_t dt, dpc_op_t op);
 
+/* buf[i] /= divisor, once, rounded as the type rounds (16-bit floats through
+ * float): the averaging step after a sum. Floating-point types only. */
+dpc_status_t dpc_div_host(void *buf, size_t count, dpc_dtype_t dt, int divisor);
+
 #endif

@@ -310,6 +310,27 @@ START_TEST(test_operand_order)
 }
 END_TEST
 
+/* The averaging division: one IEEE division per element (16-bit floats via
+ * float, rounded once); integers refused. */
+START_TEST(test_div)
+{
+    float f[4] = {3, 1, -7, 0.5f};
+    double d[3] = {1, 2, 10};
+    ck_assert_int_eq(dpc_div_host(f, 4, DPC_FLOAT, 3), DPC_OK);
+    ck_assert(f[0] == 1.0f && f[1] == 1.0f / 3.0f && f[2] == -7.0f / 3.0f && f[3] == 0.5f / 3.0f);
+    ck_assert_int_eq(dpc_div_host(d, 3, DPC_DOUBLE, 4), DPC_OK);
+    ck_assert(d[0] == 0.25 && d[1] == 0.5 && d[2] == 2.5);
+    uint16_t h[2] = {0x4500 /* 5.0 */, 0x3c00 /* 1.0 */}, bf[1] = {0x40a0 /* 5.0 */};
+    ck_assert_int_eq(dpc_div_host(h, 2, DPC_FLOAT16, 2), DPC_OK);
+    ck_assert(ref_half_to_double(h[0]) == 2.5 && ref_half_to_double(h[1]) == 0.5);
+    ck_assert_int_eq(dpc_div_host(bf, 1, DPC_BFLOAT16, 4), DPC_OK);
+    ck_assert(dpc_bf16_to_float(bf[0]) == 1.25f);
+    int i[1] = {4};
+    ck_assert_int_eq(dpc_div_host(i, 1, DPC_INT32, 2), DPC_ERR_UNSUPPORTED);
+    ck_assert_int_eq(dpc_div_host(f, 1, DPC_FLOAT, 0), DPC_ERR_ARG);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("reduce");
@@ -320,6 +341,7 @@ int main(void)
     tcase_add_test(tc, test_bf16);
     tcase_add_loop_test(tc, test_kernels, 0, DPC_DTYPE_COUNT * DPC_OP_COUNT);
     tcase_add_test(tc, test_operand_order);
+    tcase_add_test(tc, test_div);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

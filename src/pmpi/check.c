@@ -53,6 +53,10 @@ int dpc_check_op(MPI_Comm comm, const char *call, MPI_Op op, const dpc_dtinfo_t 
         *why = DPC_WHY_TYPE;
         return -1;
     }
+    if (op == dpc_g.avg_op && ti->basic != DPC_FLOAT && ti->basic != DPC_DOUBLE &&
+        ti->basic != DPC_LONG_DOUBLE && ti->basic != DPC_FLOAT16 && ti->basic != DPC_BFLOAT16)
+        return dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg is not defined for datatype %s", call,
+                         dpc_dtype_name(ti->basic));
     if (!dpc_op_valid(o, ti->basic))
         return dpc_raise(comm, MPI_ERR_OP, "%s: op %s is not defined for datatype %s", call,
                          dpc_op_name(o), dpc_dtype_name(ti->basic));

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "check.h"
 #include <stdlib.h>
+#include "dpc_reduce.h"
 
 DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
@@ -10,8 +11,11 @@ DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     int err = MPI_SUCCESS, dop;
     dpc_why_t why;
     dpc_dtinfo_t ti;
+    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     switch (dpc_enter(comm, DPC_ALLREDUCE, call, &err)) {
-    case 0: return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    case 0:
+        err = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        return err == MPI_SUCCESS && avg ? dpc_avg_finish(comm, call, recvbuf, count, datatype) : err;
     case -1: return err;
     }
     bool in_place = sendbuf == MPI_IN_PLACE;
@@ -26,7 +30,8 @@ DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {
         dpc_note_pmpi(DPC_ALLREDUCE, why);
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        err = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        return err == MPI_SUCCESS && avg ? dpc_avg_finish(comm, call, recvbuf, count, datatype) : err;
     }
     if (err)
         return err;
@@ -49,6 +54,8 @@ DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
                          .in_place = in_place, .count = (size_t)count * (size_t)ti.nbasic,
                          .dtype = ti.basic, .op = dop};
     err = dpc_run(comm, c, &a, call, (unsigned long long)count * (unsigned long long)ti.size);
+    if (!err && avg && dpc_div_host(out, a.count, ti.basic, c->size) != DPC_OK)
+        err = dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg on a non floating-point type", call);
     if (!err && !ti.contig && count > 0)
         err = dpc_unpack(out, recvbuf, count, datatype, comm);
 out:

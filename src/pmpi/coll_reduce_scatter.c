@@ -3,6 +3,7 @@
 #include "check.h"
 #include <stdint.h>
 #include <stdlib.h>
+#include "dpc_reduce.h"
 
 /* Shared body: counts is NULL for the block variant (recvcount each). */
 static int reduce_scatter(const char *call, dpc_coll_t coll, const void *sendbuf, void *recvbuf,
@@ -39,6 +40,7 @@ static int reduce_scatter(const char *call, dpc_coll_t coll, const void *sendbuf
         return recvcounts ? PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)
                           : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
     }
+    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     if (err)
         return err;
     dpc_comm_t *c;
@@ -66,6 +68,8 @@ static int reduce_scatter(const char *call, dpc_coll_t coll, const void *sendbuf
                          .count = counts[0], .counts = recvcounts ? counts : NULL,
                          .dtype = ti.basic, .op = dop};
     err = dpc_run(comm, c, &a, call, (unsigned long long)total * (unsigned long long)ti.size);
+    if (!err && avg && dpc_div_host(out, (size_t)mine * (size_t)ti.nbasic, ti.basic, size) != DPC_OK)
+        err = dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg on a non floating-point type", call);
     if (!err && !ti.contig && mine > 0)
         err = dpc_unpack(out, recvbuf, (int)mine, datatype, comm);
 out:
@@ -81,7 +85,10 @@ DPCOLL_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int 
     static const char call[] = "MPI_Reduce_scatter_block";
     int err = MPI_SUCCESS;
     switch (dpc_enter(comm, DPC_REDUCE_SCATTER_BLOCK, call, &err)) {
-    case 0: return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    case 0:
+        err = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+        return err == MPI_SUCCESS && op == dpc_g.avg_op && op != MPI_OP_NULL
+                   ? dpc_avg_finish(comm, call, recvbuf, recvcount, datatype) : err;
     case -1: return err;
     }
     return reduce_scatter(call, DPC_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
@@ -94,7 +101,13 @@ DPCOLL_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int 
     static const char call[] = "MPI_Reduce_scatter";
     int err = MPI_SUCCESS;
     switch (dpc_enter(comm, DPC_REDUCE_SCATTER, call, &err)) {
-    case 0: return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+    case 0: {
+        err = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        int size, rank;
+        dpc_comm_shape(comm, &size, &rank);
+        return err == MPI_SUCCESS && op == dpc_g.avg_op && op != MPI_OP_NULL
+                   ? dpc_avg_finish(comm, call, recvbuf, recvcounts[rank], datatype) : err;
+    }
     case -1: return err;
     }
     return reduce_scatter(call, DPC_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,

@@ -71,6 +71,14 @@ int dpc_dtinfo(MPI_Datatype dt, dpc_dtinfo_t *ti)
     /* the common case, a predefined type we know: no MPI calls at all
      * (predefined types are contiguous, start at 0, extent = size; a
      * derived type's handle never equals a predefined one) */
+    if (dt == dpc_g.bf16 && dt != MPI_DATATYPE_NULL) {   /* ours: 2 bytes, reduced as bfloat16 */
+        ti->size = ti->extent = 2;
+        ti->true_lb = 0;
+        ti->contig = true;
+        ti->basic = DPC_BFLOAT16;
+        ti->nbasic = 1;
+        return MPI_SUCCESS;
+    }
     static __thread MPI_Datatype last_dt = MPI_DATATYPE_NULL;   /* calls repeat types */
     static __thread int last_named = -1;
     int named_dt;
@@ -116,6 +124,8 @@ int dpc_op_map(MPI_Op op)
     for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
         if (ops[i].mpi == op)
             return ops[i].dpc;
+    if (op == dpc_g.avg_op && op != MPI_OP_NULL)
+        return DPC_OP_SUM;     /* then the wrapper divides (dpc_avg_finish) */
     return -1;
 }
 

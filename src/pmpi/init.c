@@ -100,6 +100,7 @@ static void dpc_init(int provided)
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
     agree_config();
+    dpc_avg_init();
     dpc_g.oversubscribed = node_oversubscribed();
     int ok = 0;
     if (!dpc_g.cfg.disable) {
@@ -173,6 +174,7 @@ DPCOLL_API int MPI_Finalize(void)
     }
     free(dpc_g.explained);
     dpc_g.explained = NULL;
+    dpc_avg_fini();
     return PMPI_Finalize();
 }
 

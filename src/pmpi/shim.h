@@ -40,6 +40,8 @@ typedef struct dpc_shim {
     uint64_t ctx_used[(1 << DPC_UCX_CTX_BITS) / 64];
     dpc_coll_stats_t stats[DPC_COLL_COUNT];
     int nalgos;
+    MPI_Op avg_op;          /* dpcoll_op_avg */
+    MPI_Datatype bf16;      /* dpcoll_type_bfloat16 */
 } dpc_shim_t;
 
 extern dpc_shim_t dpc_g;
@@ -77,6 +79,11 @@ typedef struct dpc_dtinfo {
 } dpc_dtinfo_t;
 int dpc_dtinfo(MPI_Datatype dt, dpc_dtinfo_t *info);   /* MPI_SUCCESS or MPI_ERR_TYPE */
 int dpc_op_map(MPI_Op op);                             /* dpc_op_t, or -1 for user ops */
+/* The averaging step of dpcoll_op_avg on a result: count elements of dt
+ * (contiguous or not) divided by the communicator size. */
+int dpc_avg_finish(MPI_Comm comm, const char *call, void *buf, int count, MPI_Datatype dt);
+void dpc_avg_init(void);
+void dpc_avg_fini(void);
 
 /* Contiguous bytes for count elements of dt at buf: the buffer itself when
  * the type is contiguous, else a packed copy (*tmp_p set, to be freed). */

@@ -34,6 +34,9 @@ echo "== DPCOLL_TIMEOUT=2, rank 0 absent, 3 ranks"
 DPCOLL_TIMEOUT=2 mpi 3 "$misc" timeout 2>&1 | grep -v 'UCX  WARN' || fail=1
 echo "== DPCOLL_DISABLE=1"
 DPCOLL_DISABLE=1 mpi 2 "$misc" disabled || fail=1
+echo "== dpcoll_op_avg and bfloat16, 3 ranks; and through MPICH (DPCOLL_DISABLE=1)"
+mpi 3 "$misc" average || fail=1
+DPCOLL_DISABLE=1 mpi 3 "$misc" average || fail=1
 echo "== LD_PRELOAD"
 LD_PRELOAD="$lib" mpi 2 "$pre" || fail=1
 LD_PRELOAD="$lib" mpi 3 "$pre" || fail=1

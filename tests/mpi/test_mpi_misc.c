@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -190,6 +191,75 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* dpcoll_op_avg: the sum then one division, the same bits on every rank;
+ * dpcoll_type_bfloat16 reduced in float. Integer-valued data, so the sums are
+ * exact and (sum / p) is the one correctly rounded quotient. */
+START_TEST(test_average)
+{
+    enum { N = 1000 };
+    static float f[N], fo[N], fall[N * 64];
+    static double d[N];
+    static uint16_t b[N], bo[N];
+    int p = t_size;
+    for (int i = 0; i < N; i++) {
+        f[i] = (float)((t_rank + 1) * (i % 7));
+        d[i] = (double)(t_rank * 3 + i % 5);
+        b[i] = (uint16_t)(((union { float x; uint32_t u; }){.x = (float)(t_rank + i % 3)}).u >> 16);
+    }
+    t_cases += 4;
+    if (MPI_Allreduce(f, fo, N, MPI_FLOAT, dpcoll_op_avg(), MPI_COMM_WORLD) != MPI_SUCCESS)
+        t_fail("float average failed");
+    for (int i = 0; i < N; i++) {
+        float sum = (float)(p * (p + 1) / 2 * (i % 7));
+        if (fo[i] != sum / (float)p) {
+            t_fail("float average [%d] = %g, want %g", i, (double)fo[i], (double)(sum / (float)p));
+            break;
+        }
+    }
+    /* bit for bit the same on every rank */
+    PMPI_Allgather(fo, N, MPI_FLOAT, fall, N, MPI_FLOAT, MPI_COMM_WORLD);
+    for (int r = 1; r < p; r++)
+        if (memcmp(fall, fall + (size_t)r * N, sizeof(fo)))
+            t_fail("rank %d's average differs bitwise from rank 0's", r);
+    MPI_Allreduce(MPI_IN_PLACE, d, N, MPI_DOUBLE, dpcoll_op_avg(), MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++) {
+        double sum = 3.0 * p * (p - 1) / 2 + (double)p * (i % 5);
+        if (d[i] != sum / p) {
+            t_fail("double average [%d] = %g, want %g", i, d[i], sum / p);
+            break;
+        }
+    }
+    /* (MPICH has no bfloat16: with libdpcoll disabled this part cannot run) */
+    if (dpcoll_active())
+        MPI_Allreduce(b, bo, N, dpcoll_type_bfloat16(), MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < N && dpcoll_active(); i++) {
+        float want = (float)(p * (p - 1) / 2 + p * (i % 3));
+        float got = ((union { uint32_t u; float x; }){.u = (uint32_t)bo[i] << 16}).x;
+        if (got != want) {
+            t_fail("bfloat16 sum [%d] = %g, want %g", i, (double)got, (double)want);
+            break;
+        }
+    }
+    /* reduce-scatter average: this rank's block */
+    static double rs_in[64 * 4], rs_out[4];
+    for (int i = 0; i < 4 * p; i++)
+        rs_in[i] = (double)(t_rank + i);
+    MPI_Reduce_scatter_block(rs_in, rs_out, 4, MPI_DOUBLE, dpcoll_op_avg(), MPI_COMM_WORLD);
+    for (int i = 0; i < 4; i++) {
+        double want = ((double)p * (p - 1) / 2 + (double)p * (4 * t_rank + i)) / p;
+        if (rs_out[i] != want)
+            t_fail("reduce_scatter_block average [%d] = %g, want %g", i, rs_out[i], want);
+    }
+    /* and refused on integers, before anything is sent */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int x = 1, y;
+    expect_class(MPI_Allreduce(&x, &y, 1, MPI_INT, dpcoll_op_avg(), MPI_COMM_WORLD), MPI_ERR_OP,
+                 "average of int", "avg");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    t_agree("average and bfloat16");
+}
+END_TEST
+
 START_TEST(test_disabled)
 {
     t_cases++;
@@ -227,6 +297,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_threads);
     else if (!strcmp(mode, "disabled"))
         tcase_add_test(tc, test_disabled);
+    else if (!strcmp(mode, "average"))
+        tcase_add_test(tc, test_average);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
