@@ -59,14 +59,6 @@ static inline int rank_blocks(const dpc_coll_args_t *a, int concatenated, size_t
     return 0;
 }
 
-static inline size_t sum_len(const size_t *len, int lo, int hi)
-{
-    size_t t = 0;
-    for (int i = lo; i < hi; i++)
-        t += len[i];
-    return t;
-}
-
 /* Segments of one block, for the cost model. */
 static inline double seg_count(size_t bytes, size_t seg)
 {

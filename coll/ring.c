@@ -205,17 +205,6 @@ static uint64_t sum_except(int p, const size_t *blen, int skip, size_t seg)
     return sum_outside(p, blen, skip, 1, seg);
 }
 
-uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen)
-{
-    return p > 1 ? sum_except(p, blen, me, 0) : 0;
-}
-
-uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen, int (*held)(int, int))
-{
-    int u = mod(me + 1, p);
-    return p > 1 ? sum_outside(p, blen, u, held ? held(u, p) : 1, 0) : 0;
-}
-
 uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg)
 {
     return p > 1 ? sum_except(p, blen, me, seg) : 0;

@@ -57,12 +57,11 @@ dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, 
  */
 dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf);
 
-/* Bytes and messages one member sends in each phase, closed form: the
- * reduce-scatter phase sends every block but its own, the allgather phase
- * every block but those its right neighbour has (its own, or with `held`
- * its held range; NULL held = own block only). */
-uint64_t ring_rs_phase_bytes(int p, int me, const size_t *blen);
-uint64_t ring_ag_phase_bytes(int p, int me, const size_t *blen, int (*held)(int, int));
+/* Messages one member sends in each phase, closed form: the reduce-scatter
+ * phase sends every block but its own, the allgather phase every block but
+ * those its right neighbour has (its own, or with `held` its held range;
+ * NULL held = own block only); each block as its segments. (The bytes are in
+ * each algorithm's own formula.) */
 uint64_t ring_rs_phase_msgs(int p, int me, const size_t *blen, size_t seg);
 uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg, int (*held)(int, int));
 

@@ -424,7 +424,3 @@ void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len)
         snprintf(buf + off, len - off, "; wakeup: %s", ux && ux->efd >= 0 ? "yes" : "no");
 }
 
-int dpc_ucx_supports_mem(dpc_ucx_t *ux, dpc_memtype_t mem)
-{
-    return (ux->mem_types >> ucs_mem(mem)) & 1;
-}

@@ -46,7 +46,5 @@ void dpc_ucx_group_destroy(dpc_transport_t *tp);
 
 /* "UCX 1.13.1; memory types: host, ..." for dpcoll_info and logs. */
 void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len);
-/* Can UCX move this memory type itself (no staging through the host)? */
-int dpc_ucx_supports_mem(dpc_ucx_t *ux, dpc_memtype_t mem);
 
 #endif

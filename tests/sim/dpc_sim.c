@@ -373,16 +373,6 @@ uint64_t dpc_sim_msgs_to(const dpc_sim_t *sim, int from, int to)
     return sim->pair_msgs ? sim->pair_msgs[(size_t)from * (size_t)sim->p + (size_t)to] : 0;
 }
 
-void dpc_sim_reset_counters(dpc_sim_t *sim)
-{
-    for (int r = 0; r < sim->p; r++)
-        sim->ranks[r].msgs = sim->ranks[r].bytes = 0;
-    if (sim->pair_bytes) {
-        memset(sim->pair_bytes, 0, sizeof(uint64_t) * (size_t)sim->p * (size_t)sim->p);
-        memset(sim->pair_msgs, 0, sizeof(uint64_t) * (size_t)sim->p * (size_t)sim->p);
-    }
-}
-
 void dpc_sim_fail_send(dpc_sim_t *sim, int rank, int k) { sim->ranks[rank].fail_send_at = k; }
 void dpc_sim_fail_recv(dpc_sim_t *sim, int rank, int k) { sim->ranks[rank].fail_recv_at = k; }
 bool dpc_sim_dead(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].dead; }

@@ -43,7 +43,6 @@ uint64_t dpc_sim_msgs_sent(const dpc_sim_t *sim, int rank);
 uint64_t dpc_sim_bytes_sent(const dpc_sim_t *sim, int rank);
 uint64_t dpc_sim_bytes_to(const dpc_sim_t *sim, int from, int to);
 uint64_t dpc_sim_msgs_to(const dpc_sim_t *sim, int from, int to);
-void dpc_sim_reset_counters(dpc_sim_t *sim);
 
 /* Faults: the k-th (1-based) isend of `rank` fails at once with
  * DPC_ERR_TRANSPORT; the k-th irecv completes with DPC_ERR_TRANSPORT;
