@@ -14,6 +14,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->log_level = 1;
     cfg->timeout_s = DPC_DEFAULT_TIMEOUT_S;
     cfg->seg_bytes = DPC_DEFAULT_SEG_BYTES;
+    cfg->progress_thread = true;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -50,6 +51,10 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     }
     if ((v = getenv("DPCOLL_EXPLAIN")) && parse_bool(v, &cfg->explain)) {
         snprintf(err, errlen, "DPCOLL_EXPLAIN=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_PROGRESS_THREAD")) && parse_bool(v, &cfg->progress_thread)) {
+        snprintf(err, errlen, "DPCOLL_PROGRESS_THREAD=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
     }
     if ((v = getenv("DPCOLL_TUNE_FILE")) && *v) {

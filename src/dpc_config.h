@@ -20,6 +20,8 @@ typedef struct dpc_config {
     size_t seg_bytes;                      /* DPCOLL_SEG_BYTES: pipeline segment */
     const dpc_algo_t *force[DPC_COLL_COUNT]; /* DPCOLL_<COLL>_ALGORITHM; NULL = model */
     bool explain;                          /* DPCOLL_EXPLAIN: print each new choice */
+    bool progress_thread;                  /* DPCOLL_PROGRESS_THREAD: advance nonblocking
+                                              collectives in the background (default on) */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;

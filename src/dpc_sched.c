@@ -502,6 +502,17 @@ void dpc_sched_destroy(dpc_sched_t *s)
     free(s);
 }
 
+bool dpc_sched_idle(const dpc_sched_t *s)
+{
+    return s->inflight == 0 && s->state != S_RUNNING;
+}
+
+void dpc_sched_release_pool(dpc_sched_t *s)
+{
+    if (dpc_sched_idle(s))
+        pool_release(s);
+}
+
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params)
 {
     if (s->inflight > 0 || s->state == S_RUNNING || !params || !params->tp ||

@@ -12,6 +12,7 @@
 #ifndef DPC_SCHED_H
 #define DPC_SCHED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "dpc_status.h"
@@ -70,6 +71,11 @@ void dpc_sched_destroy(dpc_sched_t *s);
  * collective, keeping its allocations: the small-message path then calls
  * malloc not at all. DPC_ERR_STATE if it cannot be reused (destroy it). */
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params);
+/* Nothing in flight and not running: reinit will succeed. */
+bool dpc_sched_idle(const dpc_sched_t *s);
+/* A finished schedule kept for later gives its pool back (for a collective
+ * that runs meanwhile); its results in scratch are then gone. */
+void dpc_sched_release_pool(dpc_sched_t *s);
 
 /* Scratch owned by the schedule, 64-byte aligned, freed with it. NULL on
  * failure; the schedule then also remembers DPC_ERR_NOMEM for start(). */

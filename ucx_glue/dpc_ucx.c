@@ -255,6 +255,18 @@ static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     sched_yield();
 }
 
+int dpc_ucx_arm(dpc_ucx_t *ux)
+{
+    if (ux->done_head)
+        return DPC_UCX_ARM_BUSY;
+    if (ux->efd < 0)
+        return DPC_UCX_ARM_NONE;
+    ucs_status_t st = ucp_worker_arm(ux->worker);
+    if (st == UCS_OK)
+        return ux->efd;
+    return st == UCS_ERR_BUSY ? DPC_UCX_ARM_BUSY : DPC_UCX_ARM_NONE;
+}
+
 static const dpc_transport_ops_t grp_ops = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
     .now_ns = grp_now, .idle_wait = grp_idle_wait,

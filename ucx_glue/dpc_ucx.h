@@ -44,6 +44,14 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
                                   dpc_transport_t **tp_p);
 void dpc_ucx_group_destroy(dpc_transport_t *tp);
 
+/* For a thread that sleeps while others may drive the worker: arms the
+ * wakeup and returns the fd to poll() (without holding the caller's lock),
+ * or DPC_UCX_ARM_BUSY when events are pending (progress now), or
+ * DPC_UCX_ARM_NONE when the transports have no wakeup (sleep briefly). */
+#define DPC_UCX_ARM_BUSY (-1)
+#define DPC_UCX_ARM_NONE (-2)
+int dpc_ucx_arm(dpc_ucx_t *ux);
+
 /* "UCX 1.13.1; memory types: host, ..." for dpcoll_info and logs. */
 void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len);
 

@@ -1,20 +1,61 @@
-/* MPI_Allgather and MPI_Allgatherv on libdpcoll: data move as bytes, so any
- * datatype works (non-contiguous ones through a staging buffer), and the
- * send and receive datatypes may differ as long as the signatures match. */
+/* MPI_Allgather and MPI_Allgatherv on libdpcoll, blocking, nonblocking and
+ * persistent: data move as bytes, so any datatype works (non-contiguous
+ * ones through a staging buffer), and the send and receive datatypes may
+ * differ as long as the signatures match. */
 #include "config.h"
-#include "blocks.h"
 #include "check.h"
+#include "jobs.h"
 #include <stdlib.h>
+#include <string.h>
 
-static int allgather(const char *call, dpc_coll_t coll, const void *sendbuf, int sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
-                     const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
+static int pmpi_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, const int *recvcounts, const int *displs,
+                          MPI_Datatype recvtype, MPI_Comm comm, dpc_mode_t mode, MPI_Request *req)
 {
-    int err, size, rank;
+    if (recvcounts) {
+        switch (mode) {
+        case DPC_BLOCKING:
+            return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                   recvtype, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                    recvtype, comm, req);
+        default:
+            return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, comm, MPI_INFO_NULL, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               req);
+    default:
+        return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                   MPI_INFO_NULL, req);
+    }
+}
+
+static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, const int *recvcounts, const int *displs,
+                     MPI_Datatype recvtype, MPI_Comm comm, dpc_mode_t mode, MPI_Request *req,
+                     bool v)
+{
+    dpc_coll_t coll = v ? DPC_ALLGATHERV : DPC_ALLGATHER;
+    int err = MPI_SUCCESS, size, rank;
     dpc_dtinfo_t sti, rti;
+    switch (dpc_enter(comm, coll, call, &err)) {
+    case 0:
+        return pmpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                              v ? recvcounts : NULL, displs, recvtype, comm, mode, req);
+    case -1: return err;
+    }
+    if (mode != DPC_BLOCKING && !req)
+        return dpc_raise(comm, MPI_ERR_REQUEST, "%s: request is NULL", call);
     dpc_comm_shape(comm, &size, &rank);
     bool in_place = sendbuf == MPI_IN_PLACE;
-    if (recvcounts) {
+    if (v) {
         if ((err = dpc_check_counts(comm, call, "recvcounts", recvcounts, size)))
             return err;
         if (!displs)
@@ -22,10 +63,10 @@ static int allgather(const char *call, dpc_coll_t coll, const void *sendbuf, int
     } else if ((err = dpc_check_count(comm, call, "recvcount", recvcount))) {
         return err;
     }
-    int mine = recvcounts ? recvcounts[rank] : recvcount;
+    int mine = v ? recvcounts[rank] : recvcount;
     long long total = 0;
     for (int i = 0; i < size; i++)
-        total += recvcounts ? recvcounts[i] : recvcount;
+        total += v ? recvcounts[i] : recvcount;
     if ((err = dpc_check_type(comm, call, "recvtype", recvtype, &rti)) ||
         (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, total)))
         return err;
@@ -38,59 +79,86 @@ static int allgather(const char *call, dpc_coll_t coll, const void *sendbuf, int
             return dpc_raise(comm, MPI_ERR_TRUNCATE, "%s: this rank sends %lld bytes "
                              "(sendcount x sendtype) but its block in recvbuf holds %lld", call,
                              (long long)sendcount * sti.size, (long long)mine * rti.size);
+    } else {
+        sti = rti;
     }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    dpc_blocks_t rb;
-    char *in = NULL, *tin = NULL;
-    /* in place, our own block is already in recvbuf: stage just that one */
-    err = dpc_blocks_make(&rb, recvbuf, size, recvcounts, recvcount, displs, recvtype, &rti,
-                          in_place, rank, comm);
-    if (!err && !in_place)
-        err = dpc_pack(sendbuf, sendcount, sendtype, &sti, comm, &in, &tin);
-    if (err) {
-        err = err == MPI_ERR_NO_MEM ? dpc_raise(comm, err, "%s: out of memory", call)
-                                    : dpc_raise(comm, err, "%s: cannot pack the datatype", call);
-        goto out;
+    dpc_move_job_t local, *j = DPC_JOB_ALLOC(dpc_move_job_t, mode, local);
+    if (!j)
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    dpc_allgather_job_setup(j);
+    j->base.call = call;
+    j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .dtype = DPC_BYTE};
+    j->sendbuf = sendbuf;
+    j->sendcount = sendcount;
+    j->recvbuf = recvbuf;
+    j->recvcount = recvcount;
+    j->recvcounts = v ? recvcounts : NULL;
+    j->rdispls = v ? displs : NULL;
+    j->sti = sti;
+    j->rti = rti;
+    j->in_place = in_place;
+    j->size = size;
+    j->rank = rank;
+    j->base.bytes = (unsigned long long)total * (unsigned long long)rti.size;
+    if ((err = dpc_keep_type(recvtype, &rti, mode, &j->recvtype, &j->rt_ours)) ||
+        (!in_place && (err = dpc_keep_type(sendtype, &sti, mode, &j->sendtype, &j->st_ours)))) {
+        j->base.release(&j->base);
+        if (j != &local)
+            free(j);
+        return dpc_raise(comm, err, "%s: cannot keep the datatypes", call);
     }
-    dpc_coll_args_t a = {.coll = coll, .sbuf = in, .rbuf = rb.base, .in_place = in_place,
-                         .count = rb.bytes[0], .counts = recvcounts ? rb.bytes : NULL,
-                         .displs = recvcounts ? rb.displs : NULL, .dtype = DPC_BYTE};
-    err = dpc_run(comm, c, &a, call, rb.total);
-    if (!err)
-        err = dpc_blocks_unpack(&rb, recvbuf, size, recvcounts, recvcount, displs, recvtype, &rti,
-                                in_place ? rank : -1, comm);
-out:
-    free(tin);
-    dpc_blocks_free(&rb);
-    return err;
+    return dpc_run(comm, c, &j->base, mode, req);
 }
 
-DPCOLL_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+DPCOLL_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Allgather";
-    int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_ALLGATHER, call, &err)) {
-    case 0: return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    case -1: return err;
-    }
-    return allgather(call, DPC_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                     NULL, recvtype, comm);
+    return allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                     recvtype, comm, DPC_BLOCKING, NULL, false);
 }
 
-DPCOLL_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+DPCOLL_API int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request)
 {
-    static const char call[] = "MPI_Allgatherv";
-    int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_ALLGATHERV, call, &err)) {
-    case 0:
-        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                               comm);
-    case -1: return err;
-    }
-    return allgather(call, DPC_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                     displs, recvtype, comm);
+    return allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL,
+                     recvtype, comm, DPC_NONBLOCKING, request, false);
+}
+
+DPCOLL_API int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return allgather("MPI_Allgather_init", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                     NULL, recvtype, comm, DPC_PERSISTENT, request, false);
+}
+
+DPCOLL_API int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                     recvtype, comm, DPC_BLOCKING, NULL, true);
+}
+
+DPCOLL_API int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const int recvcounts[], const int displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return allgather("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                     displs, recvtype, comm, DPC_NONBLOCKING, request, true);
+}
+
+DPCOLL_API int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const int recvcounts[], const int displs[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    (void)info;
+    return allgather("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                     displs, recvtype, comm, DPC_PERSISTENT, request, true);
 }

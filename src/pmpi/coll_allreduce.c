@@ -1,24 +1,49 @@
-/* MPI_Allreduce on libdpcoll. */
+/* MPI_Allreduce, MPI_Iallreduce and MPI_Allreduce_init on libdpcoll. */
 #include "config.h"
 #include "check.h"
+#include "jobs.h"
 #include <stdlib.h>
-#include "dpc_reduce.h"
+#include <string.h>
 
-DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
+/* The MPI library's own call of the same form. */
+static int pmpi_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, dpc_mode_t mode, MPI_Request *req)
 {
-    static const char call[] = "MPI_Allreduce";
+    static const char *const calls[] = {"MPI_Allreduce", "MPI_Iallreduce", "MPI_Allreduce_init"};
+    if (op == dpc_g.avg_op && op != MPI_OP_NULL) {
+        /* the division must follow the sum: run it to the end now */
+        int err = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        if (err == MPI_SUCCESS)
+            err = dpc_avg_finish(comm, calls[mode], recvbuf, count, datatype);
+        if (err != MPI_SUCCESS || mode == DPC_BLOCKING)
+            return err;
+        if (mode == DPC_PERSISTENT)
+            return dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg on a call that goes to the MPI "
+                             "library cannot be persistent", calls[mode]);
+        return dpc_done_request(req);
+    }
+    switch (mode) {
+    case DPC_BLOCKING: return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    case DPC_NONBLOCKING: return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, req);
+    default:
+        return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, MPI_INFO_NULL, req);
+    }
+}
+
+static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, dpc_mode_t mode,
+                     MPI_Request *req)
+{
     int err = MPI_SUCCESS, dop;
     dpc_why_t why;
     dpc_dtinfo_t ti;
-    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     switch (dpc_enter(comm, DPC_ALLREDUCE, call, &err)) {
-    case 0:
-        err = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        return err == MPI_SUCCESS && avg ? dpc_avg_finish(comm, call, recvbuf, count, datatype) : err;
+    case 0: return pmpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, mode, req);
     case -1: return err;
     }
     bool in_place = sendbuf == MPI_IN_PLACE;
+    if (mode != DPC_BLOCKING && !req)
+        return dpc_raise(comm, MPI_ERR_REQUEST, "%s: request is NULL", call);
     if ((err = dpc_check_count(comm, call, "count", count)) ||
         (err = dpc_check_type(comm, call, "datatype", datatype, &ti)) ||
         (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, count)) ||
@@ -30,36 +55,56 @@ DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {
         dpc_note_pmpi(DPC_ALLREDUCE, why);
-        err = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        return err == MPI_SUCCESS && avg ? dpc_avg_finish(comm, call, recvbuf, count, datatype) : err;
+        return pmpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, mode, req);
     }
     if (err)
         return err;
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    char *in = NULL, *out = NULL, *tin = NULL, *tout = NULL;
-    /* non-contiguous datatypes: run on packed copies */
-    if ((err = dpc_pack(in_place ? recvbuf : sendbuf, count, datatype, &ti, comm, &in, &tin)))
-        goto out;
-    if (ti.contig || count == 0)
-        out = (char *)recvbuf + ti.true_lb;
-    else if (in_place)
-        out = tin;            /* work in place on the packed copy */
-    else if (!(out = tout = malloc((size_t)ti.size * (size_t)count))) {
-        err = dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
-        goto out;
+    dpc_reduce_job_t local, *j = DPC_JOB_ALLOC(dpc_reduce_job_t, mode, local);
+    if (!j)
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    dpc_reduce_job_setup(j);
+    j->base.call = call;
+    j->base.bytes = (unsigned long long)count * (unsigned long long)ti.size;
+    j->base.a = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .in_place = in_place,
+                                  .count = (size_t)count * (size_t)ti.nbasic, .dtype = ti.basic,
+                                  .op = dop};
+    j->sendbuf = sendbuf;
+    j->recvbuf = recvbuf;
+    j->total = j->mine = count;
+    j->ti = ti;
+    j->in_place = in_place;
+    j->avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    j->size = c->size;
+    if ((err = dpc_keep_type(datatype, &ti, mode, &j->dt, &j->dt_ours))) {
+        if (j != &local)
+            free(j);
+        return dpc_raise(comm, err, "%s: cannot keep the datatype", call);
     }
-    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .sbuf = in, .rbuf = out,
-                         .in_place = in_place, .count = (size_t)count * (size_t)ti.nbasic,
-                         .dtype = ti.basic, .op = dop};
-    err = dpc_run(comm, c, &a, call, (unsigned long long)count * (unsigned long long)ti.size);
-    if (!err && avg && dpc_div_host(out, a.count, ti.basic, c->size) != DPC_OK)
-        err = dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg on a non floating-point type", call);
-    if (!err && !ti.contig && count > 0)
-        err = dpc_unpack(out, recvbuf, count, datatype, comm);
-out:
-    free(tin);
-    free(tout);
-    return err;
+    return dpc_run(comm, c, &j->base, mode, req);
+}
+
+DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm)
+{
+    return allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, DPC_BLOCKING,
+                     NULL);
+}
+
+DPCOLL_API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm,
+                     DPC_NONBLOCKING, request);
+}
+
+DPCOLL_API int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    (void)info;
+    return allreduce("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm,
+                     DPC_PERSISTENT, request);
 }

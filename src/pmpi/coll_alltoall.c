@@ -1,18 +1,58 @@
-/* MPI_Alltoall and MPI_Alltoallv on libdpcoll (bytes, any datatypes). */
+/* MPI_Alltoall and MPI_Alltoallv on libdpcoll (bytes, any datatypes),
+ * blocking, nonblocking and persistent. */
 #include "config.h"
-#include "blocks.h"
 #include "check.h"
+#include "jobs.h"
 #include <stdlib.h>
+#include <string.h>
 
-static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int sendcount,
-                    const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
-                    void *recvbuf, int recvcount, const int *recvcounts, const int *rdispls,
-                    MPI_Datatype recvtype, MPI_Comm comm)
+static int pmpi_alltoall(const void *sendbuf, int sendcount, const int *sendcounts,
+                         const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm, dpc_mode_t mode, MPI_Request *req, bool v)
 {
-    int err, size, rank;
+    if (v) {
+        switch (mode) {
+        case DPC_BLOCKING:
+            return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                  rdispls, recvtype, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                   rdispls, recvtype, comm, req);
+        default:
+            return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, MPI_INFO_NULL, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
+    default:
+        return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                  MPI_INFO_NULL, req);
+    }
+}
+
+static int alltoall(const char *call, const void *sendbuf, int sendcount, const int *sendcounts,
+                    const int *sdispls, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
+                    MPI_Comm comm, dpc_mode_t mode, MPI_Request *req, bool v)
+{
+    dpc_coll_t coll = v ? DPC_ALLTOALLV : DPC_ALLTOALL;
+    int err = MPI_SUCCESS, size, rank;
     dpc_dtinfo_t sti, rti;
+    switch (dpc_enter(comm, coll, call, &err)) {
+    case 0:
+        return pmpi_alltoall(sendbuf, sendcount, sendcounts, sdispls, sendtype, recvbuf, recvcount,
+                             recvcounts, rdispls, recvtype, comm, mode, req, v);
+    case -1: return err;
+    }
+    if (mode != DPC_BLOCKING && !req)
+        return dpc_raise(comm, MPI_ERR_REQUEST, "%s: request is NULL", call);
     dpc_comm_shape(comm, &size, &rank);
-    bool in_place = sendbuf == MPI_IN_PLACE, v = coll == DPC_ALLTOALLV;
+    bool in_place = sendbuf == MPI_IN_PLACE;
     if (v) {
         if ((err = dpc_check_counts(comm, call, "recvcounts", recvcounts, size)))
             return err;
@@ -22,8 +62,8 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
         return err;
     }
     long long rtotal = 0, stotal = 0;
-    for (int j = 0; j < size; j++)
-        rtotal += v ? recvcounts[j] : recvcount;
+    for (int i = 0; i < size; i++)
+        rtotal += v ? recvcounts[i] : recvcount;
     if ((err = dpc_check_type(comm, call, "recvtype", recvtype, &rti)) ||
         (err = dpc_check_buf(comm, call, "recvbuf", recvbuf, rtotal)))
         return err;
@@ -36,8 +76,8 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
         } else if ((err = dpc_check_count(comm, call, "sendcount", sendcount))) {
             return err;
         }
-        for (int j = 0; j < size; j++)
-            stotal += v ? sendcounts[j] : sendcount;
+        for (int i = 0; i < size; i++)
+            stotal += v ? sendcounts[i] : sendcount;
         if ((err = dpc_check_type(comm, call, "sendtype", sendtype, &sti)) ||
             (err = dpc_check_buf(comm, call, "sendbuf", sendbuf, stotal)))
             return err;
@@ -46,68 +86,89 @@ static int alltoall(const char *call, dpc_coll_t coll, const void *sendbuf, int 
         if (sb != rb)
             return dpc_raise(comm, MPI_ERR_TRUNCATE, "%s: the block this rank sends itself is "
                              "%lld bytes but its receive block holds %lld", call, sb, rb);
+    } else {
+        sti = rti;
     }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    dpc_blocks_t sb, rb;
-    sb.bytes = sb.displs = NULL;
-    sb.staging = NULL;
-    /* in place, the send data are the receive blocks: stage them all */
-    err = dpc_blocks_make(&rb, recvbuf, size, recvcounts, recvcount, rdispls, recvtype, &rti,
-                          in_place, -1, comm);
-    if (!err && !in_place)
-        err = dpc_blocks_make(&sb, (void *)sendbuf, size, sendcounts, sendcount, sdispls, sendtype,
-                              &sti, 1, -1, comm);
-    if (err) {
-        err = dpc_raise(comm, err, "%s: cannot stage the buffers", call);
-        goto out;
+    dpc_move_job_t local, *j = DPC_JOB_ALLOC(dpc_move_job_t, mode, local);
+    if (!j)
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    dpc_alltoall_job_setup(j);
+    j->base.call = call;
+    j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .dtype = DPC_BYTE};
+    j->base.bytes = (unsigned long long)rtotal * (unsigned long long)rti.size;
+    j->sendbuf = sendbuf;
+    j->sendcount = sendcount;
+    j->sendcounts = v ? sendcounts : NULL;
+    j->sdispls = v ? sdispls : NULL;
+    j->recvbuf = recvbuf;
+    j->recvcount = recvcount;
+    j->recvcounts = v ? recvcounts : NULL;
+    j->rdispls = v ? rdispls : NULL;
+    j->sti = sti;
+    j->rti = rti;
+    j->in_place = in_place;
+    j->size = size;
+    j->rank = rank;
+    if ((err = dpc_keep_type(recvtype, &rti, mode, &j->recvtype, &j->rt_ours)) ||
+        (!in_place && (err = dpc_keep_type(sendtype, &sti, mode, &j->sendtype, &j->st_ours)))) {
+        j->base.release(&j->base);
+        if (j != &local)
+            free(j);
+        return dpc_raise(comm, err, "%s: cannot keep the datatypes", call);
     }
-    dpc_coll_args_t a = {.coll = coll, .sbuf = in_place ? NULL : sb.base, .rbuf = rb.base,
-                         .in_place = in_place, .count = rb.bytes[0], .dtype = DPC_BYTE};
-    if (v) {
-        a.counts = rb.bytes;
-        a.displs = rb.displs;
-        if (!in_place) {
-            a.scounts = sb.bytes;
-            a.sdispls = sb.displs;
-        }
-    }
-    err = dpc_run(comm, c, &a, call, rb.total);
-    if (!err)
-        err = dpc_blocks_unpack(&rb, recvbuf, size, recvcounts, recvcount, rdispls, recvtype, &rti,
-                                -1, comm);
-out:
-    dpc_blocks_free(&sb);
-    dpc_blocks_free(&rb);
-    return err;
+    return dpc_run(comm, c, &j->base, mode, req);
 }
 
-DPCOLL_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+DPCOLL_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Alltoall";
-    int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_ALLTOALL, call, &err)) {
-    case 0: return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    case -1: return err;
-    }
-    return alltoall(call, DPC_ALLTOALL, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                    recvcount, NULL, NULL, recvtype, comm);
+    return alltoall("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                    NULL, NULL, recvtype, comm, DPC_BLOCKING, NULL, false);
+}
+
+DPCOLL_API int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return alltoall("MPI_Ialltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount,
+                    NULL, NULL, recvtype, comm, DPC_NONBLOCKING, request, false);
+}
+
+DPCOLL_API int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return alltoall("MPI_Alltoall_init", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                    recvcount, NULL, NULL, recvtype, comm, DPC_PERSISTENT, request, false);
 }
 
 DPCOLL_API int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Alltoallv";
-    int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_ALLTOALLV, call, &err)) {
-    case 0:
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                              recvtype, comm);
-    case -1: return err;
-    }
-    return alltoall(call, DPC_ALLTOALLV, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
-                    recvcounts, rdispls, recvtype, comm);
+    return alltoall("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                    recvcounts, rdispls, recvtype, comm, DPC_BLOCKING, NULL, true);
+}
+
+DPCOLL_API int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    return alltoall("MPI_Ialltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                    recvcounts, rdispls, recvtype, comm, DPC_NONBLOCKING, request, true);
+}
+
+DPCOLL_API int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return alltoall("MPI_Alltoallv_init", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                    recvcounts, rdispls, recvtype, comm, DPC_PERSISTENT, request, true);
 }

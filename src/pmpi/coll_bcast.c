@@ -1,18 +1,28 @@
-/* MPI_Bcast on libdpcoll. The root and the others may use different
- * datatypes of the same signature: all that travels is bytes. */
+/* MPI_Bcast, MPI_Ibcast and MPI_Bcast_init on libdpcoll. The root and the
+ * others may use different datatypes of the same signature: all that
+ * travels is bytes. */
 #include "config.h"
 #include "check.h"
+#include "jobs.h"
 #include <stdlib.h>
+#include <string.h>
 
-DPCOLL_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, dpc_mode_t mode, MPI_Request *req)
 {
-    static const char call[] = "MPI_Bcast";
     int err = MPI_SUCCESS, size, rank;
     dpc_dtinfo_t ti;
     switch (dpc_enter(comm, DPC_BCAST, call, &err)) {
-    case 0: return PMPI_Bcast(buffer, count, datatype, root, comm);
+    case 0:
+        switch (mode) {
+        case DPC_BLOCKING: return PMPI_Bcast(buffer, count, datatype, root, comm);
+        case DPC_NONBLOCKING: return PMPI_Ibcast(buffer, count, datatype, root, comm, req);
+        default: return PMPI_Bcast_init(buffer, count, datatype, root, comm, MPI_INFO_NULL, req);
+        }
     case -1: return err;
     }
+    if (mode != DPC_BLOCKING && !req)
+        return dpc_raise(comm, MPI_ERR_REQUEST, "%s: request is NULL", call);
     dpc_comm_shape(comm, &size, &rank);
     if ((err = dpc_check_count(comm, call, "count", count)) ||
         (err = dpc_check_type(comm, call, "datatype", datatype, &ti)) ||
@@ -24,21 +34,42 @@ DPCOLL_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int roo
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    char *bytes, *tmp = NULL;
-    if (rank == root) {
-        if ((err = dpc_pack(buffer, count, datatype, &ti, comm, &bytes, &tmp)))
-            return dpc_raise(comm, err, "%s: cannot stage the buffer", call);
-    } else if (ti.contig || count == 0) {
-        bytes = (char *)buffer + ti.true_lb;
-    } else if (!(bytes = tmp = malloc((size_t)ti.size * (size_t)count))) {
+    dpc_move_job_t local, *j = DPC_JOB_ALLOC(dpc_move_job_t, mode, local);
+    if (!j)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
-    }
+    dpc_bcast_job_setup(j);
     size_t n = (size_t)ti.size * (size_t)count;
-    dpc_coll_args_t a = {.coll = DPC_BCAST, .rbuf = bytes, .count = n, .dtype = DPC_BYTE,
-                         .root = root};
-    err = dpc_run(comm, c, &a, call, n);
-    if (!err && rank != root && tmp)
-        err = dpc_unpack(bytes, buffer, count, datatype, comm);
-    free(tmp);
-    return err;
+    j->base.call = call;
+    j->base.bytes = n;
+    j->base.a = (dpc_coll_args_t){.coll = DPC_BCAST, .count = n, .dtype = DPC_BYTE, .root = root};
+    j->recvbuf = buffer;
+    j->recvcount = count;
+    j->rti = ti;
+    j->root = root;
+    j->rank = rank;
+    j->size = size;
+    if ((err = dpc_keep_type(datatype, &ti, mode, &j->recvtype, &j->rt_ours))) {
+        if (j != &local)
+            free(j);
+        return dpc_raise(comm, err, "%s: cannot keep the datatype", call);
+    }
+    return dpc_run(comm, c, &j->base, mode, req);
+}
+
+DPCOLL_API int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return bcast("MPI_Bcast", buffer, count, datatype, root, comm, DPC_BLOCKING, NULL);
+}
+
+DPCOLL_API int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return bcast("MPI_Ibcast", buffer, count, datatype, root, comm, DPC_NONBLOCKING, request);
+}
+
+DPCOLL_API int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root,
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return bcast("MPI_Bcast_init", buffer, count, datatype, root, comm, DPC_PERSISTENT, request);
 }

@@ -1,18 +1,72 @@
-/* MPI_Reduce_scatter_block and MPI_Reduce_scatter on libdpcoll. */
+/* MPI_Reduce_scatter_block and MPI_Reduce_scatter on libdpcoll, in their
+ * blocking, nonblocking (MPI_I...) and persistent (..._init) forms. */
 #include "config.h"
 #include "check.h"
+#include "jobs.h"
 #include <stdint.h>
 #include <stdlib.h>
-#include "dpc_reduce.h"
+#include <string.h>
 
-/* Shared body: counts is NULL for the block variant (recvcount each). */
-static int reduce_scatter(const char *call, dpc_coll_t coll, const void *sendbuf, void *recvbuf,
-                          int recvcount, const int *recvcounts, MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm)
+/* The MPI library's own call of the same form (counts NULL: block variant). */
+static int pmpi_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, int recvcount,
+                               const int *recvcounts, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, dpc_mode_t mode, MPI_Request *req)
 {
+    if (op == dpc_g.avg_op && op != MPI_OP_NULL) {
+        /* the division must follow the sum: run it to the end now */
+        int size, rank;
+        dpc_comm_shape(comm, &size, &rank);
+        int err = recvcounts ? PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)
+                             : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op,
+                                                         comm);
+        if (err == MPI_SUCCESS)
+            err = dpc_avg_finish(comm, call, recvbuf, recvcounts ? recvcounts[rank] : recvcount,
+                                 datatype);
+        if (err != MPI_SUCCESS || mode == DPC_BLOCKING)
+            return err;
+        if (mode == DPC_PERSISTENT)
+            return dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg on a call that goes to the MPI "
+                             "library cannot be persistent", call);
+        return dpc_done_request(req);
+    }
+    if (recvcounts) {
+        switch (mode) {
+        case DPC_BLOCKING: return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req);
+        default:
+            return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                            MPI_INFO_NULL, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, req);
+    default:
+        return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                              MPI_INFO_NULL, req);
+    }
+}
+
+/* Shared body: recvcounts is NULL for the block variant (recvcount each). */
+static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, int recvcount,
+                          const int *recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          dpc_mode_t mode, MPI_Request *req)
+{
+    dpc_coll_t coll = recvcounts ? DPC_REDUCE_SCATTER : DPC_REDUCE_SCATTER_BLOCK;
     int err = MPI_SUCCESS, dop, size, rank;
     dpc_why_t why;
     dpc_dtinfo_t ti;
+    switch (dpc_enter(comm, coll, call, &err)) {
+    case 0:
+        return pmpi_reduce_scatter(call, sendbuf, recvbuf, recvcount, recvcounts, datatype, op,
+                                   comm, mode, req);
+    case -1: return err;
+    }
+    if (mode != DPC_BLOCKING && !req)
+        return dpc_raise(comm, MPI_ERR_REQUEST, "%s: request is NULL", call);
     dpc_comm_shape(comm, &size, &rank);
     bool in_place = sendbuf == MPI_IN_PLACE;
     long long total = 0, mine = recvcounts ? 0 : recvcount;
@@ -37,79 +91,89 @@ static int reduce_scatter(const char *call, dpc_coll_t coll, const void *sendbuf
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {
         dpc_note_pmpi(coll, why);
-        return recvcounts ? PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)
-                          : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+        return pmpi_reduce_scatter(call, sendbuf, recvbuf, recvcount, recvcounts, datatype, op,
+                                   comm, mode, req);
     }
-    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     if (err)
         return err;
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    size_t *counts = malloc(sizeof(size_t) * (size_t)size);
-    char *in = NULL, *out = NULL, *tin = NULL, *tout = NULL;
-    if (!counts) {
-        err = dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
-        goto out;
+    dpc_reduce_job_t local, *j = DPC_JOB_ALLOC(dpc_reduce_job_t, mode, local);
+    if (!j || !(j->counts = malloc(sizeof(size_t) * (size_t)size))) {
+        if (j != &local)
+            free(j);
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     }
+    dpc_reduce_job_setup(j);
     for (int i = 0; i < size; i++)
-        counts[i] = (size_t)(recvcounts ? recvcounts[i] : recvcount) * (size_t)ti.nbasic;
-    if ((err = dpc_pack(in_place ? recvbuf : sendbuf, (int)total, datatype, &ti, comm, &in, &tin)))
-        goto out;
-    if (ti.contig || mine == 0)
-        out = (char *)recvbuf + ti.true_lb;
-    else if (in_place)
-        out = tin;
-    else if (!(out = tout = malloc((size_t)ti.size * (size_t)mine))) {
-        err = dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
-        goto out;
+        j->counts[i] = (size_t)(recvcounts ? recvcounts[i] : recvcount) * (size_t)ti.nbasic;
+    j->base.call = call;
+    j->base.bytes = (unsigned long long)total * (unsigned long long)ti.size;
+    j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .count = j->counts[0],
+                                  .counts = recvcounts ? j->counts : NULL, .dtype = ti.basic,
+                                  .op = dop};
+    j->sendbuf = sendbuf;
+    j->recvbuf = recvbuf;
+    j->total = total;
+    j->mine = mine;
+    j->ti = ti;
+    j->in_place = in_place;
+    j->avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    j->size = size;
+    if ((err = dpc_keep_type(datatype, &ti, mode, &j->dt, &j->dt_ours))) {
+        free(j->counts);
+        if (j != &local)
+            free(j);
+        return dpc_raise(comm, err, "%s: cannot keep the datatype", call);
     }
-    dpc_coll_args_t a = {.coll = coll, .sbuf = in, .rbuf = out, .in_place = in_place,
-                         .count = counts[0], .counts = recvcounts ? counts : NULL,
-                         .dtype = ti.basic, .op = dop};
-    err = dpc_run(comm, c, &a, call, (unsigned long long)total * (unsigned long long)ti.size);
-    if (!err && avg && dpc_div_host(out, (size_t)mine * (size_t)ti.nbasic, ti.basic, size) != DPC_OK)
-        err = dpc_raise(comm, MPI_ERR_OP, "%s: dpcoll_op_avg on a non floating-point type", call);
-    if (!err && !ti.contig && mine > 0)
-        err = dpc_unpack(out, recvbuf, (int)mine, datatype, comm);
-out:
-    free(counts);
-    free(tin);
-    free(tout);
-    return err;
+    return dpc_run(comm, c, &j->base, mode, req);
 }
 
 DPCOLL_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Reduce_scatter_block";
-    int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_REDUCE_SCATTER_BLOCK, call, &err)) {
-    case 0:
-        err = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-        return err == MPI_SUCCESS && op == dpc_g.avg_op && op != MPI_OP_NULL
-                   ? dpc_avg_finish(comm, call, recvbuf, recvcount, datatype) : err;
-    case -1: return err;
-    }
-    return reduce_scatter(call, DPC_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, NULL,
-                          datatype, op, comm);
+    return reduce_scatter("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype,
+                          op, comm, DPC_BLOCKING, NULL);
+}
+
+DPCOLL_API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                         MPI_Request *request)
+{
+    return reduce_scatter("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, NULL, datatype,
+                          op, comm, DPC_NONBLOCKING, request);
+}
+
+DPCOLL_API int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                             MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return reduce_scatter("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, recvcount, NULL,
+                          datatype, op, comm, DPC_PERSISTENT, request);
 }
 
 DPCOLL_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    static const char call[] = "MPI_Reduce_scatter";
-    int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_REDUCE_SCATTER, call, &err)) {
-    case 0: {
-        err = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-        int size, rank;
-        dpc_comm_shape(comm, &size, &rank);
-        return err == MPI_SUCCESS && op == dpc_g.avg_op && op != MPI_OP_NULL
-                   ? dpc_avg_finish(comm, call, recvbuf, recvcounts[rank], datatype) : err;
-    }
-    case -1: return err;
-    }
-    return reduce_scatter(call, DPC_REDUCE_SCATTER, sendbuf, recvbuf, 0, recvcounts, datatype,
-                          op, comm);
+    return reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op,
+                          comm, DPC_BLOCKING, NULL);
+}
+
+DPCOLL_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   MPI_Request *request)
+{
+    return reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op,
+                          comm, DPC_NONBLOCKING, request);
+}
+
+DPCOLL_API int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                       MPI_Info info, MPI_Request *request)
+{
+    (void)info;
+    return reduce_scatter("MPI_Reduce_scatter_init", sendbuf, recvbuf, 0, recvcounts, datatype, op,
+                          comm, DPC_PERSISTENT, request);
 }

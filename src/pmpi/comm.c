@@ -28,10 +28,20 @@ static void comm_state_free(dpc_comm_t *c)
     free(c);
 }
 
+void dpc_comm_unref_locked(dpc_comm_t *c)
+{
+    if (--c->refs == 0)
+        comm_state_free(c);
+}
+
+/* MPI frees the communicator; a collective still running on it keeps our
+ * state alive until it ends. */
 static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm; (void)keyval; (void)extra;
-    comm_state_free(attr);
+    dpc_lock(true);
+    dpc_comm_unref_locked(attr);
+    dpc_unlock(true);
     return MPI_SUCCESS;
 }
 
@@ -108,6 +118,7 @@ int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p)
     c = calloc(1, sizeof(*c));
     if (!c)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    c->refs = 1;      /* the attribute's */
     PMPI_Comm_rank(comm, &c->rank);
     PMPI_Comm_size(comm, &c->size);
     int rc = MPI_SUCCESS;

@@ -84,7 +84,7 @@ static void dpc_init(int provided)
     PMPI_Comm_rank(MPI_COMM_WORLD, &dpc_g.world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &dpc_g.world_size);
     dpc_g.thread_level = provided;
-    dpc_g.locking = provided == MPI_THREAD_MULTIPLE;
+    dpc_g.mt = provided == MPI_THREAD_MULTIPLE;
     pthread_mutex_init(&dpc_g.lock, NULL);
     while (dpc_algos()[dpc_g.nalgos])
         dpc_g.nalgos++;
@@ -104,7 +104,7 @@ static void dpc_init(int provided)
     dpc_g.oversubscribed = node_oversubscribed();
     int ok = 0;
     if (!dpc_g.cfg.disable) {
-        if (dpc_ucx_create(dpc_g.locking, &dpc_g.ux, err, sizeof(err)) == DPC_OK)
+        if (dpc_ucx_create(dpc_g.mt || dpc_g.cfg.progress_thread, &dpc_g.ux, err, sizeof(err)) == DPC_OK)
             ok = 1;
         else
             dpc_log(DPC_LOG_WARN, "%s; collectives go to the MPI library", err);
@@ -120,7 +120,7 @@ static void dpc_init(int provided)
     if (all_ok) {
         dpc_g.keyval = dpc_comm_keyval_create();
         dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
-        dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID;
+        dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS;
     } else if (dpc_g.ux) {
         dpc_ucx_destroy(dpc_g.ux);
         dpc_g.ux = NULL;
@@ -159,6 +159,7 @@ DPCOLL_API int MPI_Finalize(void)
         if (dpc_g.cfg.stats)
             dpc_stats_print();
         /* nobody sends on our worker any more once everyone is here */
+        dpc_nbc_fini();
         PMPI_Barrier(MPI_COMM_WORLD);
         dpc_comm_release_builtin();
         dpc_ucx_destroy(dpc_g.ux);

@@ -68,12 +68,11 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
 
 void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why)
 {
-    if (dpc_g.locking)
-        pthread_mutex_lock(&dpc_g.lock);
+    bool lk = dpc_need_lock();
+    dpc_lock(lk);
     dpc_g.stats[coll].pmpi++;
     dpc_g.stats[coll].why[why]++;
-    if (dpc_g.locking)
-        pthread_mutex_unlock(&dpc_g.lock);
+    dpc_unlock(lk);
 }
 
 static __thread const dpc_algo_t *last_algo;
@@ -138,7 +137,7 @@ static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const c
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
     /* the same call as last time on this communicator: the same choice (the
      * model's inputs are the same), without evaluating it again */
-    bool cacheable = !a->counts && !a->scounts && !dpc_g.cfg.explain && !dpc_g.locking;
+    bool cacheable = !a->counts && !a->scounts && !dpc_g.cfg.explain && !dpc_g.mt;
     if (cacheable && c->last[a->coll].al && c->last[a->coll].forced == forced &&
         c->last[a->coll].count == a->count && c->last[a->coll].dtype == (int)a->dtype &&
         c->last[a->coll].op == (int)a->op && c->last[a->coll].in_place == a->in_place &&
@@ -156,11 +155,9 @@ static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const c
         c->last[a->coll].root = a->root;
     }
     if (dpc_g.cfg.explain && al) {
-        if (dpc_g.locking)
-            pthread_mutex_lock(&dpc_g.lock);
+        dpc_lock(dpc_g.mt);
         explain(a, al, call);
-        if (dpc_g.locking)
-            pthread_mutex_unlock(&dpc_g.lock);
+        dpc_unlock(dpc_g.mt);
     }
     return al;
 }
@@ -176,46 +173,86 @@ static int error_class(dpc_status_t st)
     }
 }
 
-static dpc_status_t wait_sched(dpc_sched_t *s, dpc_transport_t *tp)
+/* One test of one op; the caller holds the lock when locking. */
+static void op_test_locked(dpc_req_t *op)
 {
-    dpc_status_t st;
+    if (!op->running)
+        return;
+    dpc_status_t st = dpc_sched_test(op->s);
+    if (st == DPC_INPROGRESS)
+        return;
+    op->st = st;
+    op->running = false;
+    op->done = true;
+    if (op->mode != DPC_BLOCKING) {
+        __atomic_sub_fetch(&dpc_g.nb_active, 1, __ATOMIC_RELEASE);
+        pthread_cond_broadcast(&dpc_g.done_cv);
+    }
+}
+
+void dpc_ops_progress_locked(void)
+{
+    for (dpc_req_t *op = dpc_g.ops; op; op = op->next)
+        op_test_locked(op);
+}
+
+/* Drive op to its end in this thread, progressing every other op in flight
+ * too (ours may wait on a peer that waits on one of those). The progress
+ * thread stands aside meanwhile (drivers > 0): two threads polling one
+ * worker would only take turns at the lock and steal a core. */
+void dpc_op_wait(dpc_req_t *op)
+{
+    bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
+    dpc_transport_t *tp = op->c->tp;
+    dpc_lock(lk);
+    dpc_g.drivers++;
     uint64_t spin_until = tp->ops->now_ns(tp) + (dpc_g.oversubscribed ? 0 : SPIN_NS_DEDICATED);
     unsigned yields = 0;
     for (unsigned n = 0;; n++) {
         bool spinning = n < 4 || ((n & 63) != 0 || tp->ops->now_ns(tp) < spin_until);
         if (!spinning && yields < YIELDS + 1)
             yields++;
-        if (dpc_g.locking)
-            pthread_mutex_lock(&dpc_g.lock);
-        st = dpc_sched_test(s);
-        if (st == DPC_INPROGRESS && yields > YIELDS && !dpc_g.locking)
-            tp->ops->idle_wait(tp, 1000000);    /* sleeps on the worker's fd */
-        if (dpc_g.locking)
-            pthread_mutex_unlock(&dpc_g.lock);
-        if (st != DPC_INPROGRESS)
-            return st;
-        if (yields && (yields <= YIELDS || dpc_g.locking))
+        if (dpc_g.ops)
+            dpc_ops_progress_locked();
+        if (op->mode == DPC_BLOCKING)
+            op_test_locked(op);
+        if (op->done)
+            break;
+        /* sleep on the worker's fd; not with other user threads around,
+         * who would then wait for the lock instead of for the network */
+        if (yields > YIELDS && !dpc_g.mt)
+            tp->ops->idle_wait(tp, 1000000);
+        dpc_unlock(lk);
+        if (yields && (yields <= YIELDS || dpc_g.mt))
             sched_yield();
         if (yields)
             spin_until = 0;   /* once out of the spin phase, stay out */
+        dpc_lock(lk);
     }
+    if (--dpc_g.drivers == 0 && dpc_g.nb_active > 0)
+        pthread_cond_signal(&dpc_g.prog_cv);
+    dpc_unlock(lk);
 }
 
-int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
-            unsigned long long bytes)
+int dpc_op_start(dpc_req_t *op)
 {
+    dpc_job_t *j = op->job;
+    dpc_comm_t *c = op->c;
+    dpc_coll_args_t *a = &j->a;
+    int err;
+    if (j->prepare && (err = j->prepare(j, op->comm)))
+        return err;
     a->rank = c->rank;
     a->size = c->size;
     a->seg_bytes = dpc_g.cfg.seg_bytes;
-    const dpc_algo_t *al = choose(c, a, call);
+    const dpc_algo_t *al = choose(c, a, j->call);
     if (!al)
-        return dpc_raise(comm, MPI_ERR_INTERN, "%s: no algorithm for %s", call, dpc_coll_name(a->coll));
-    last_algo = al;
-    if (dpc_g.locking)
-        pthread_mutex_lock(&dpc_g.lock);
+        return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
+                         dpc_coll_name(a->coll));
+    op->al = last_algo = al;
+    bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
+    dpc_lock(lk);
     unsigned seq = c->seq++;
-    if (dpc_g.locking)
-        pthread_mutex_unlock(&dpc_g.lock);
     dpc_sched_params_t prm = {
         .tp = c->tp,
         .tag_base = ((uint64_t)(c->ctx > 0 ? c->ctx : 0) << DPC_UCX_CTX_SHIFT) |
@@ -224,70 +261,123 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
     };
-    dpc_sched_t *s = NULL;
     dpc_status_t st = DPC_OK;
-    if (dpc_g.locking)
-        pthread_mutex_lock(&dpc_g.lock);
-    if (c->spare) {                        /* reuse: no malloc on small calls */
-        s = c->spare;
+    if (op->s && dpc_sched_reinit(op->s, &prm) != DPC_OK) {
+        dpc_sched_destroy(op->s);     /* still has transfers in flight */
+        op->s = NULL;
+    }
+    if (!op->s && c->spare) {          /* reuse: no malloc on small calls */
+        op->s = c->spare;
         c->spare = NULL;
-        if (dpc_sched_reinit(s, &prm) != DPC_OK) {
-            dpc_sched_destroy(s);
-            s = NULL;
+        if (dpc_sched_reinit(op->s, &prm) != DPC_OK) {
+            dpc_sched_destroy(op->s);
+            op->s = NULL;
         }
     }
-    if (dpc_g.locking)
-        pthread_mutex_unlock(&dpc_g.lock);
-    if (!s)
-        st = dpc_sched_create(&prm, &s);
+    dpc_unlock(lk);
+    if (!op->s)
+        st = dpc_sched_create(&prm, &op->s);
     if (st == DPC_OK)
-        st = al->build(a, s);
-    if (st == DPC_OK) {
-        if (dpc_g.locking)
-            pthread_mutex_lock(&dpc_g.lock);
-        st = dpc_sched_start(s);
-        if (dpc_g.locking)
-            pthread_mutex_unlock(&dpc_g.lock);
+        st = al->build(a, op->s);
+    dpc_lock(lk);
+    if (st == DPC_OK)
+        st = dpc_sched_start(op->s);
+    op->done = st != DPC_OK;
+    op->running = !op->done;
+    op->st = st;
+    op->completed = false;
+    if (!op->held) {
+        c->refs++;            /* the state outlives a communicator freed meanwhile */
+        op->held = true;
     }
-    if (st == DPC_OK)
-        st = wait_sched(s, c->tp);
+    if (op->running) {
+        if (op->mode != DPC_BLOCKING)
+            __atomic_add_fetch(&dpc_g.nb_active, 1, __ATOMIC_RELEASE);
+    }
+    dpc_unlock(lk);
+    return MPI_SUCCESS;   /* a failed start is reported by dpc_op_complete */
+}
+
+int dpc_op_complete(dpc_req_t *op)
+{
+    dpc_job_t *j = op->job;
+    dpc_comm_t *c = op->c;
     int rc = MPI_SUCCESS;
-    if (st != DPC_OK) {
+    if (op->st != DPC_OK) {
         char why[512] = "";
-        if (s)
-            dpc_sched_describe(s, why, sizeof(why));
+        if (op->s)
+            dpc_sched_describe(op->s, why, sizeof(why));
         char name[MPI_MAX_OBJECT_NAME] = "";
         int len = 0;
-        PMPI_Comm_get_name(comm, name, &len);
+        PMPI_Comm_get_name(op->comm, name, &len);
         char after[64] = "";
-        if (st == DPC_ERR_TIMEOUT)
+        if (op->st == DPC_ERR_TIMEOUT)
             snprintf(after, sizeof(after), " (after %g s: DPCOLL_TIMEOUT)", dpc_g.cfg.timeout_s);
-        rc = dpc_raise(comm, st == DPC_ERR_TIMEOUT ? MPI_ERR_OTHER : error_class(st),
-                       "%s (%s, %s) on communicator %s (size %d, rank %d): %s%s", call,
-                       dpc_coll_name(a->coll), al->name, len ? name : "(unnamed)", c->size,
-                       c->rank, why[0] ? why : dpc_status_str(st), after);
+        rc = dpc_raise(op->comm, op->st == DPC_ERR_TIMEOUT ? MPI_ERR_OTHER : error_class(op->st),
+                       "%s (%s, %s) on communicator %s (size %d, rank %d): %s%s", j->call,
+                       dpc_coll_name(j->a.coll), op->al ? op->al->name : "?",
+                       len ? name : "(unnamed)", c->size, c->rank,
+                       why[0] ? why : dpc_status_str(op->st), after);
+    } else if (j->finish) {
+        rc = j->finish(j, op->comm);
     }
-    if (s) {
-        if (dpc_g.locking)
-            pthread_mutex_lock(&dpc_g.lock);
-        /* keep it for the next call when it left nothing in flight */
-        if (!c->spare && dpc_sched_reinit(s, &prm) == DPC_OK) {
-            c->spare = s;
-        } else {
-            dpc_sched_destroy(s);
-        }
-        if (dpc_g.locking)
-            pthread_mutex_unlock(&dpc_g.lock);
+    bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
+    dpc_lock(lk);
+    /* keep the schedule for the next call when it left nothing in flight
+     * (a persistent op keeps its own) */
+    if (op->s && dpc_sched_idle(op->s))
+        dpc_sched_release_pool(op->s);
+    if (op->s && op->mode != DPC_PERSISTENT) {
+        if (!c->spare && dpc_sched_idle(op->s))
+            c->spare = op->s;
+        else
+            dpc_sched_destroy(op->s);
+        op->s = NULL;
     }
-    if (dpc_g.locking)
-        pthread_mutex_lock(&dpc_g.lock);
-    dpc_coll_stats_t *cs = &dpc_g.stats[a->coll];
+    dpc_coll_stats_t *cs = &dpc_g.stats[j->a.coll];
     cs->ours++;
-    cs->bytes += bytes;
-    cs->by_algo[algo_index(al)]++;
+    cs->bytes += j->bytes;
+    if (op->al)
+        cs->by_algo[algo_index(op->al)]++;
     cs->errors += rc != MPI_SUCCESS;
-    if (dpc_g.locking)
-        pthread_mutex_unlock(&dpc_g.lock);
+    op->completed = true;
+    op->err = rc;
+    if (op->held && op->mode != DPC_PERSISTENT) {
+        op->held = false;
+        dpc_comm_unref_locked(c);
+    }
+    dpc_unlock(lk);
+    return rc;
+}
+
+int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Request *req)
+{
+    if (__builtin_expect(__atomic_load_n(&dpc_g.nb_orphans, __ATOMIC_RELAXED) > 0, 0))
+        dpc_nbc_reap(false);
+    if (mode != DPC_BLOCKING) {
+        dpc_req_t *op = calloc(1, sizeof(*op));
+        if (!op) {
+            const char *call = j->call;
+            if (j->release)
+                j->release(j);
+            free(j);
+            return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+        }
+        op->job = j;
+        op->c = c;
+        op->comm = comm;
+        op->mode = mode;
+        return dpc_nbc_post(op, req);
+    }
+    dpc_req_t op = {.job = j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
+    int rc = dpc_op_start(&op);
+    if (rc == MPI_SUCCESS) {
+        if (op.running)
+            dpc_op_wait(&op);
+        rc = dpc_op_complete(&op);
+    }
+    if (j->release)
+        j->release(j);
     return rc;
 }
 

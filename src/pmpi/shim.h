@@ -32,7 +32,7 @@ typedef struct dpc_shim {
     uint64_t *explained;    /* DPCOLL_EXPLAIN: signatures already shown */
     size_t nexplained;
     int world_rank, world_size, thread_level;
-    bool locking;           /* MPI_THREAD_MULTIPLE: serialize our UCX use */
+    bool mt;                /* MPI_THREAD_MULTIPLE: user threads call us concurrently */
     bool oversubscribed;    /* more ranks on this node than cores for them */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
@@ -42,12 +42,23 @@ typedef struct dpc_shim {
     int nalgos;
     MPI_Op avg_op;          /* dpcoll_op_avg */
     MPI_Datatype bf16;      /* dpcoll_type_bfloat16 */
+    /* nonblocking collectives (nbc.c) */
+    int nb_active;          /* ops whose schedule still runs (atomic reads) */
+    int drivers;            /* user threads now progressing the engine */
+    int nb_orphans;         /* ops whose request was freed while they ran */
+    struct dpc_req *ops;     /* every nonblocking op not yet freed (list) */
+    pthread_cond_t prog_cv; /* progress thread: work to do */
+    pthread_cond_t done_cv; /* an op's schedule finished */
+    pthread_t prog_thread;
+    bool prog_running, prog_stop;
+    MPIX_Grequest_class greq_class;
 } dpc_shim_t;
 
 extern dpc_shim_t dpc_g;
 
 /* Per-communicator state, attached with an attribute keyval. */
 typedef struct dpc_comm {
+    int refs;                  /* the attribute + ops in flight (under the lock) */
     int ctx;
     unsigned seq;
     int rank, size;
@@ -95,11 +106,98 @@ int dpc_unpack(const char *bytes, void *buf, int count, MPI_Datatype dt, MPI_Com
  * raised through the communicator's error handler. Returns the code. */
 int dpc_raise(MPI_Comm comm, int errclass, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Runs one collective on our algorithms and waits (bounded by the timeout).
- * Returns an MPI error code, already raised through the handler if not
- * MPI_SUCCESS. */
-int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_coll_args_t *a, const char *call,
-            unsigned long long bytes);
+/* One collective call as the engine sees it: the arguments of the
+ * algorithm, and the wrapper's own steps around the schedule. prepare runs
+ * before each start (stage non-contiguous inputs, set a.sbuf/a.rbuf), finish
+ * after a successful end (results into the user's buffers, the average's
+ * division), release when the call is over for good (free staging; not the
+ * job itself). Each may be NULL. All run in a thread that called MPI. */
+typedef struct dpc_job dpc_job_t;
+struct dpc_job {
+    dpc_coll_args_t a;
+    const char *call;
+    unsigned long long bytes;           /* for DPCOLL_STATS */
+    int (*prepare)(dpc_job_t *j, MPI_Comm comm);
+    int (*finish)(dpc_job_t *j, MPI_Comm comm);
+    void (*release)(dpc_job_t *j);
+};
+
+/* How a call was made. */
+typedef enum { DPC_BLOCKING, DPC_NONBLOCKING, DPC_PERSISTENT } dpc_mode_t;
+
+/* One collective in flight (nbc.c has the lifecycle). */
+typedef struct dpc_req {
+    struct dpc_req *next, *prev;     /* dpc_g.ops */
+    dpc_job_t *job;
+    dpc_comm_t *c;
+    MPI_Comm comm;
+    dpc_mode_t mode;
+    const dpc_algo_t *al;
+    dpc_sched_t *s;
+    dpc_status_t st;                /* the schedule's end */
+    bool listed;                    /* in dpc_g.ops */
+    bool running;                   /* schedule started, not yet seen to end */
+    bool done;                      /* schedule ended (st valid) */
+    bool completed;                 /* finish ran, the MPI request completed */
+    bool freed;                     /* MPI freed the request first */
+    bool held;                      /* holds a reference on c */
+    int err;                        /* MPI error code of the call */
+    MPI_Request req;                /* generalized (or persistent) request */
+    int tag;                        /* persistent: the tag of its receive */
+} dpc_req_t;
+
+/* Runs one collective on our algorithms. DPC_BLOCKING: waits (bounded by
+ * the timeout) and releases the job; the others hand back *req and own the
+ * job from then on (heap-allocated; freed with the request), also on
+ * failure. Returns an MPI error code, already raised through the handler. */
+int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Request *req);
+/* A job of the given size (zeroed): on the stack's stand-in for blocking
+ * calls, on the heap otherwise. */
+#define DPC_JOB_ALLOC(type, mode, local) \
+    ((mode) == DPC_BLOCKING ? memset(&(local), 0, sizeof(local)) : calloc(1, sizeof(type)))
+
+/* The op engine (run.c): start a schedule for op->job, drive it to its end
+ * (in this thread, with every other op in flight), then take its result. */
+int dpc_op_start(dpc_req_t *op);
+void dpc_op_wait(dpc_req_t *op);
+int dpc_op_complete(dpc_req_t *op);
+/* Tests every listed op once; the caller holds the lock (if locking). */
+void dpc_ops_progress_locked(void);
+void dpc_comm_unref_locked(dpc_comm_t *c);
+
+/* Nonblocking and persistent requests (nbc.c). */
+int dpc_nbc_init(void);
+void dpc_nbc_fini(void);
+int dpc_nbc_post(dpc_req_t *op, MPI_Request *req);
+/* Finish ops whose request MPI freed before they ended (all: every op,
+ * waiting for those still running). */
+void dpc_nbc_reap(bool all);
+void dpc_nbc_destroy(dpc_req_t *op);
+int dpc_persist_create(dpc_req_t *op, MPI_Request *req);
+void dpc_persist_destroy_all(void);
+/* Are the requests (some may be ours) in need of our help before the MPI
+ * library can complete them? Used by the wait/test wrappers. */
+extern int dpc_persistent_live;
+
+/* Whether this call must lock the engine: always with concurrent user
+ * threads; otherwise only while nonblocking ops are in flight, since the
+ * progress thread touches nothing when none are (it waits on prog_cv). Only
+ * user threads raise nb_active, so a false answer stays true for the rest of
+ * a blocking call. */
+static inline bool dpc_need_lock(void)
+{
+    return dpc_g.mt || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_ACQUIRE) > 0;
+}
+static inline void dpc_lock(bool lk)
+{
+    if (lk)
+        pthread_mutex_lock(&dpc_g.lock);
+}
+static inline void dpc_unlock(bool lk)
+{
+    if (lk)
+        pthread_mutex_unlock(&dpc_g.lock);
+}
 
 /* Shared front matter of every wrapper: is our path on, is comm usable and
  * an intracommunicator. Returns 1 to go on with our path, 0 to use PMPI

@@ -1,0 +1,58 @@
+/*
+ * The wrappers' jobs (see dpc_job_t in shim.h): what each kind of collective
+ * stages before its schedule and hands back after it. Shared by the
+ * blocking, nonblocking and persistent forms of each call.
+ */
+#ifndef DPC_JOBS_H
+#define DPC_JOBS_H
+
+#include "blocks.h"
+
+/* Allreduce and reduce-scatter: reduce `total` elements of dt; this rank's
+ * result is `mine` elements. */
+typedef struct dpc_reduce_job {
+    dpc_job_t base;
+    const void *sendbuf;
+    void *recvbuf;
+    long long total, mine;
+    MPI_Datatype dt;            /* the user's, or our duplicate of it */
+    bool dt_ours;
+    dpc_dtinfo_t ti;
+    bool in_place, avg;
+    int size;
+    size_t *counts;             /* reduce-scatter: per-rank counts in basic elements */
+    char *out, *tin, *tout;     /* staging for non-contiguous datatypes */
+} dpc_reduce_job_t;
+void dpc_reduce_job_setup(dpc_reduce_job_t *j);
+
+/* Allgather(v), alltoall(v), bcast: bytes in blocks. */
+typedef struct dpc_move_job {
+    dpc_job_t base;
+    const void *sendbuf;
+    void *recvbuf;
+    int sendcount, recvcount;
+    const int *sendcounts, *sdispls, *recvcounts, *rdispls;
+    MPI_Datatype sendtype, recvtype;
+    bool st_ours, rt_ours;
+    dpc_dtinfo_t sti, rti;
+    bool in_place;
+    int size, rank, root;
+    dpc_blocks_t sb, rb;
+    bool staged;
+    char *in, *tin;
+} dpc_move_job_t;
+void dpc_allgather_job_setup(dpc_move_job_t *j);
+void dpc_alltoall_job_setup(dpc_move_job_t *j);
+void dpc_bcast_job_setup(dpc_move_job_t *j);
+
+/* For calls that outlive the wrapper: a non-contiguous datatype is
+ * duplicated (the program may free its own before the request completes).
+ * Returns the type to use; *ours says whether to free it in release. */
+int dpc_keep_type(MPI_Datatype dt, const dpc_dtinfo_t *ti, dpc_mode_t mode, MPI_Datatype *kept,
+                  bool *ours);
+void dpc_drop_type(MPI_Datatype *dt, bool *ours);
+
+/* A request already complete, for calls that ran to the end at once. */
+int dpc_done_request(MPI_Request *req);
+
+#endif

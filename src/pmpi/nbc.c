@@ -1,0 +1,296 @@
+/*
+ * Nonblocking collectives as MPI requests, and the progress thread that
+ * advances them while the program computes.
+ *
+ * A nonblocking call starts its schedule and hands back a generalized
+ * request of MPICH's extended kind (MPIX_Grequest_class: poll and wait
+ * functions), so MPI_Wait, MPI_Test and friends work on it, mixed with any
+ * other request. The MPI rules on threads are kept by a split of duties:
+ *  - the progress thread only ever touches our own engine (our UCX worker and
+ *    our schedules, under dpc_g.lock); it never calls MPI, so it is legal at
+ *    every thread level;
+ *  - completing a request (unpacking into the user's datatype, the
+ *    average's division, MPI_Grequest_complete) happens in poll_fn/wait_fn,
+ *    which MPI runs inside the program's own MPI_Test/MPI_Wait calls.
+ * The progress thread sleeps on a condition variable while nothing is in
+ * flight and on the worker's wakeup fd while something is, so it never
+ * spins a core; a user thread that waits drives the engine itself and the
+ * progress thread stands aside meanwhile.
+ */
+#include "config.h"
+#include "jobs.h"
+#include "dpc_log.h"
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Longest sleep on the wakeup fd: bounds how late a timeout is noticed. */
+#define PROG_POLL_MS 50
+
+static void list_insert_locked(dpc_req_t *op)
+{
+    op->prev = NULL;
+    op->next = dpc_g.ops;
+    if (dpc_g.ops)
+        dpc_g.ops->prev = op;
+    dpc_g.ops = op;
+    op->listed = true;
+}
+
+static void list_remove_locked(dpc_req_t *op)
+{
+    if (!op->listed)
+        return;
+    if (op->prev)
+        op->prev->next = op->next;
+    else
+        dpc_g.ops = op->next;
+    if (op->next)
+        op->next->prev = op->prev;
+    op->listed = false;
+}
+
+/* The op is over for good: MPI has freed its request and it is complete. */
+void dpc_nbc_destroy(dpc_req_t *op)
+{
+    dpc_lock(true);
+    list_remove_locked(op);
+    if (op->s)
+        dpc_sched_destroy(op->s);
+    if (op->held)
+        dpc_comm_unref_locked(op->c);
+    dpc_unlock(true);
+    if (op->job->release)
+        op->job->release(op->job);
+    free(op->job);
+    free(op);
+}
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&dpc_g.lock);
+    while (!dpc_g.prog_stop) {
+        if (dpc_g.nb_active == 0 || dpc_g.drivers > 0) {
+            pthread_cond_wait(&dpc_g.prog_cv, &dpc_g.lock);
+            continue;
+        }
+        dpc_ops_progress_locked();
+        if (dpc_g.nb_active == 0 || dpc_g.drivers > 0)
+            continue;
+        int fd = dpc_ucx_arm(dpc_g.ux);
+        if (fd == DPC_UCX_ARM_BUSY)
+            continue;                      /* events pending: progress again */
+        pthread_mutex_unlock(&dpc_g.lock);
+        if (fd >= 0) {
+            struct pollfd pfd = {.fd = fd, .events = POLLIN};
+            poll(&pfd, 1, PROG_POLL_MS);
+        } else {
+            usleep(20);                    /* no wakeup support: nap, don't spin */
+        }
+        pthread_mutex_lock(&dpc_g.lock);
+    }
+    pthread_mutex_unlock(&dpc_g.lock);
+    return NULL;
+}
+
+/* Complete the op towards MPI (in a thread that is inside an MPI call). */
+static void op_finish_request(dpc_req_t *op)
+{
+    if (op->completed)
+        return;
+    dpc_op_complete(op);
+    PMPI_Grequest_complete(op->req);
+}
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    dpc_req_t *op = extra;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    status->MPI_ERROR = op->err;
+    return op->err;
+}
+
+static int greq_free(void *extra)
+{
+    dpc_req_t *op = extra;
+    op->freed = true;
+    if (op->completed)
+        dpc_nbc_destroy(op);
+    else   /* MPI_Request_free on a running op: dpc_nbc_reap finishes it */
+        __atomic_add_fetch(&dpc_g.nb_orphans, 1, __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    dpc_req_t *op = extra;
+    (void)complete;
+    /* MPI does not allow cancelling a collective; it runs to its end */
+    dpc_log(DPC_LOG_WARN, "MPI_Cancel on a nonblocking %s: collectives cannot be cancelled; "
+                          "it completes normally", op->job->call);
+    return MPI_SUCCESS;
+}
+
+static int greq_poll(void *extra, MPI_Status *status)
+{
+    dpc_req_t *op = extra;
+    (void)status;
+    if (op->completed)
+        return MPI_SUCCESS;
+    bool lk = dpc_need_lock();
+    dpc_lock(lk);
+    /* a test is a good moment to move everything on, progress thread or not */
+    if (op->running && dpc_g.drivers == 0)
+        dpc_ops_progress_locked();
+    bool done = op->done;
+    dpc_unlock(lk);
+    if (done)
+        op_finish_request(op);
+    return MPI_SUCCESS;
+}
+
+static int greq_wait(int count, void **extras, double timeout, MPI_Status *status)
+{
+    (void)timeout;
+    (void)status;
+    for (int i = 0; i < count; i++) {
+        dpc_req_t *op = extras[i];
+        if (op->completed)
+            continue;
+        if (op->running)
+            dpc_op_wait(op);
+        op_finish_request(op);
+    }
+    return MPI_SUCCESS;
+}
+
+int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
+{
+    dpc_job_t *j = op->job;
+    *req = MPI_REQUEST_NULL;
+    dpc_lock(true);
+    list_insert_locked(op);
+    dpc_unlock(true);
+    if (op->mode == DPC_PERSISTENT) {
+        int err = dpc_persist_create(op, req);
+        if (err != MPI_SUCCESS) {
+            MPI_Comm comm = op->comm;
+            const char *call = j->call;
+            op->completed = true;
+            dpc_nbc_destroy(op);
+            return dpc_raise(comm, err, "%s: cannot create the persistent request", call);
+        }
+        return MPI_SUCCESS;
+    }
+    int err = dpc_op_start(op);
+    if (err == MPI_SUCCESS) {
+        err = PMPIX_Grequest_class_allocate(dpc_g.greq_class, op, &op->req);
+        if (err != MPI_SUCCESS) {
+            /* cannot hand it out: finish it here, then report */
+            if (op->running)
+                dpc_op_wait(op);
+            dpc_op_complete(op);
+            err = dpc_raise(op->comm, MPI_ERR_INTERN, "%s: cannot create a request", j->call);
+        }
+    }
+    if (err != MPI_SUCCESS) {
+        op->completed = true;
+        dpc_nbc_destroy(op);
+        return err;
+    }
+    /* (err was raised through the handler already) */
+    *req = op->req;
+    if (op->running) {
+        dpc_lock(true);
+        pthread_cond_signal(&dpc_g.prog_cv);
+        dpc_unlock(true);
+    }
+    return MPI_SUCCESS;
+}
+
+static int done_query(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+static int done_free(void *extra) { (void)extra; return MPI_SUCCESS; }
+static int done_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }
+
+int dpc_done_request(MPI_Request *req)
+{
+    int rc = PMPI_Grequest_start(done_query, done_free, done_cancel, NULL, req);
+    return rc == MPI_SUCCESS ? PMPI_Grequest_complete(*req) : rc;
+}
+
+void dpc_nbc_reap(bool all)
+{
+    for (;;) {
+        dpc_req_t *victim = NULL;
+        dpc_lock(true);
+        for (dpc_req_t *op = dpc_g.ops; op && !victim; op = op->next)
+            if ((all || op->freed) && (op->mode == DPC_NONBLOCKING) && !op->completed)
+                victim = op;
+        dpc_unlock(true);
+        if (!victim)
+            return;
+        if (!all && !victim->done)
+            return;      /* still running: another time */
+        bool was_freed = victim->freed;
+        if (victim->running)
+            dpc_op_wait(victim);
+        /* MPI called free_fn already (was_freed): it will not again, so the
+         * op goes here; otherwise completing the request calls it */
+        op_finish_request(victim);
+        if (was_freed) {
+            __atomic_sub_fetch(&dpc_g.nb_orphans, 1, __ATOMIC_RELAXED);
+            dpc_nbc_destroy(victim);
+        }
+    }
+}
+
+int dpc_nbc_init(void)
+{
+    pthread_cond_init(&dpc_g.prog_cv, NULL);
+    pthread_cond_init(&dpc_g.done_cv, NULL);
+    int rc = PMPIX_Grequest_class_create(greq_query, greq_free, greq_cancel, greq_poll, greq_wait,
+                                        &dpc_g.greq_class);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (dpc_g.cfg.progress_thread) {
+        int e = pthread_create(&dpc_g.prog_thread, NULL, progress_main, NULL);
+        if (e)
+            dpc_log(DPC_LOG_WARN, "no progress thread (%s): nonblocking collectives advance "
+                                  "only inside MPI calls", strerror(e));
+        else
+            dpc_g.prog_running = true;
+    }
+    return MPI_SUCCESS;
+}
+
+void dpc_nbc_fini(void)
+{
+    /* the program should have completed every request; finish what it left */
+    dpc_nbc_reap(true);
+    dpc_persist_destroy_all();
+    if (dpc_g.prog_running) {
+        pthread_mutex_lock(&dpc_g.lock);
+        dpc_g.prog_stop = true;
+        pthread_cond_signal(&dpc_g.prog_cv);
+        pthread_mutex_unlock(&dpc_g.lock);
+        pthread_join(dpc_g.prog_thread, NULL);
+        dpc_g.prog_running = false;
+    }
+    pthread_cond_destroy(&dpc_g.prog_cv);
+    pthread_cond_destroy(&dpc_g.done_cv);
+}
