@@ -24,6 +24,17 @@ for np in $nps; do
     echo "== test_mpi_coll, $np ranks"
     mpi "$np" "$coll" || fail=1
 done
+nbc="$top_builddir/tests/test_mpi_nbc"
+echo "== test_mpi_coll, nonblocking calls (MPI_I...), 3 ranks"
+DPC_TEST_MODE=nonblocking mpi 3 "$coll" || fail=1
+echo "== test_mpi_coll, persistent calls (..._init + MPI_Start), 2 ranks"
+DPC_TEST_MODE=persistent mpi 2 "$coll" || fail=1
+for np in $nps; do
+    echo "== nonblocking: many in flight, background progress, persistent, $np ranks"
+    mpi "$np" "$nbc" || fail=1
+done
+echo "== nonblocking without the progress thread (DPCOLL_PROGRESS_THREAD=0), 2 ranks"
+DPCOLL_PROGRESS_THREAD=0 mpi 2 "$nbc" || fail=1
 echo "== bad input, 3 ranks"
 mpi 3 "$misc" errors || fail=1
 echo "== dup/collective/free cycles, 2 ranks"

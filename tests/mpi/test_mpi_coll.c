@@ -7,6 +7,10 @@
  * any summation order gives the same bits.
  *
  * DPC_TEST_QUICK=1 (valgrind) keeps the small counts and world/split only.
+ * DPC_TEST_MODE=nonblocking runs every case through the MPI_I... form
+ * (completed in turn by MPI_Wait, an MPI_Test loop, MPI_Waitall, MPI_Waitany,
+ * MPI_Testall and MPI_Waitsome); DPC_TEST_MODE=persistent through the
+ * ..._init form, MPI_Start, the same completions and MPI_Request_free.
  */
 #include "config.h"
 #include <stdint.h>
@@ -39,6 +43,150 @@ static void free_comms(void)
 static int ncomms(int count)
 {
     return count >= LARGE ? 1 : quick ? 2 : NCOMMS;
+}
+
+/* ---- the call forms: blocking, nonblocking, persistent ------------------ */
+
+enum { BLOCKING, NONBLOCKING, PERSISTENT };
+static int mode;
+static const char *mode_names[] = {"blocking", "nonblocking", "persistent"};
+static unsigned ncompletions;
+
+/* Complete one request, rotating through the completion calls. */
+static void complete(MPI_Request *r)
+{
+    int flag = 0, idx, out, ids[1], rc = MPI_SUCCESS;
+    MPI_Status st[1];
+    switch (ncompletions++ % 6) {
+    case 0: rc = MPI_Wait(r, st); break;
+    case 1: while (!flag && !rc) rc = MPI_Test(r, &flag, st); break;
+    case 2: rc = MPI_Waitall(1, r, st); break;
+    case 3: rc = MPI_Waitany(1, r, &idx, st); break;
+    case 4: while (!flag && !rc) rc = MPI_Testall(1, r, &flag, st); break;
+    default: rc = MPI_Waitsome(1, r, &out, ids, st); break;
+    }
+    if (rc != MPI_SUCCESS)
+        t_fail("a %s collective completed with error %d", mode_names[mode], rc);
+    if (mode == PERSISTENT) {
+        if (*r == MPI_REQUEST_NULL)
+            t_fail("a persistent request became MPI_REQUEST_NULL on completion");
+        else
+            MPI_Request_free(r);
+    } else if (*r != MPI_REQUEST_NULL) {
+        t_fail("a completed nonblocking request is not MPI_REQUEST_NULL");
+    }
+}
+
+/* Start (persistent) and complete a request made by one of the forms. */
+static void run_req(MPI_Request *r)
+{
+    if (mode == PERSISTENT)
+        MPI_Start(r);
+    complete(r);
+}
+
+static void t_allreduce(const void *in, void *out, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Allreduce(in, out, n, dt, op, comm);
+    else if (mode == NONBLOCKING ? MPI_Iallreduce(in, out, n, dt, op, comm, &r)
+                                 : MPI_Allreduce_init(in, out, n, dt, op, comm, MPI_INFO_NULL, &r))
+        t_fail("%s allreduce refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_reduce_scatter_block(const void *in, void *out, int n, MPI_Datatype dt, MPI_Op op,
+                                   MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Reduce_scatter_block(in, out, n, dt, op, comm);
+    else if (mode == NONBLOCKING
+                 ? MPI_Ireduce_scatter_block(in, out, n, dt, op, comm, &r)
+                 : MPI_Reduce_scatter_block_init(in, out, n, dt, op, comm, MPI_INFO_NULL, &r))
+        t_fail("%s reduce_scatter_block refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_reduce_scatter(const void *in, void *out, const int *rc, MPI_Datatype dt, MPI_Op op,
+                             MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Reduce_scatter(in, out, rc, dt, op, comm);
+    else if (mode == NONBLOCKING ? MPI_Ireduce_scatter(in, out, rc, dt, op, comm, &r)
+                                 : MPI_Reduce_scatter_init(in, out, rc, dt, op, comm, MPI_INFO_NULL, &r))
+        t_fail("%s reduce_scatter refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_allgather(const void *s, int sc, MPI_Datatype st, void *rb, int rcount,
+                        MPI_Datatype rt, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Allgather(s, sc, st, rb, rcount, rt, comm);
+    else if (mode == NONBLOCKING ? MPI_Iallgather(s, sc, st, rb, rcount, rt, comm, &r)
+                                 : MPI_Allgather_init(s, sc, st, rb, rcount, rt, comm, MPI_INFO_NULL, &r))
+        t_fail("%s allgather refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_allgatherv(const void *s, int sc, MPI_Datatype st, void *rb, const int *rc,
+                         const int *dis, MPI_Datatype rt, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Allgatherv(s, sc, st, rb, rc, dis, rt, comm);
+    else if (mode == NONBLOCKING ? MPI_Iallgatherv(s, sc, st, rb, rc, dis, rt, comm, &r)
+                                 : MPI_Allgatherv_init(s, sc, st, rb, rc, dis, rt, comm, MPI_INFO_NULL, &r))
+        t_fail("%s allgatherv refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_bcast(void *buf, int n, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Bcast(buf, n, dt, root, comm);
+    else if (mode == NONBLOCKING ? MPI_Ibcast(buf, n, dt, root, comm, &r)
+                                 : MPI_Bcast_init(buf, n, dt, root, comm, MPI_INFO_NULL, &r))
+        t_fail("%s bcast refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_alltoall(const void *s, int sc, MPI_Datatype st, void *rb, int rcount,
+                       MPI_Datatype rt, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Alltoall(s, sc, st, rb, rcount, rt, comm);
+    else if (mode == NONBLOCKING ? MPI_Ialltoall(s, sc, st, rb, rcount, rt, comm, &r)
+                                 : MPI_Alltoall_init(s, sc, st, rb, rcount, rt, comm, MPI_INFO_NULL, &r))
+        t_fail("%s alltoall refused", mode_names[mode]);
+    else
+        run_req(&r);
+}
+
+static void t_alltoallv(const void *s, const int *sc, const int *sd, MPI_Datatype st, void *rb,
+                        const int *rc, const int *rd, MPI_Datatype rt, MPI_Comm comm)
+{
+    MPI_Request r;
+    if (mode == BLOCKING)
+        MPI_Alltoallv(s, sc, sd, st, rb, rc, rd, rt, comm);
+    else if (mode == NONBLOCKING ? MPI_Ialltoallv(s, sc, sd, st, rb, rc, rd, rt, comm, &r)
+                                 : MPI_Alltoallv_init(s, sc, sd, st, rb, rc, rd, rt, comm,
+                                                      MPI_INFO_NULL, &r))
+        t_fail("%s alltoallv refused", mode_names[mode]);
+    else
+        run_req(&r);
 }
 
 static uint64_t hash(uint64_t a, uint64_t b)
@@ -176,7 +324,7 @@ START_TEST(test_allreduce)
                             memcpy(ours, in, bytes);
                             memcpy(ref, in, bytes);
                         }
-                        MPI_Allreduce(ip ? MPI_IN_PLACE : in, ours, (int)n, t->dt, t->op, comms[k]);
+                        t_allreduce(ip ? MPI_IN_PLACE : in, ours, (int)n, t->dt, t->op, comms[k]);
                         pmpi_allreduce(ip ? MPI_IN_PLACE : in, ref, (int)n, t, comms[k]);
                         check_same(ours, ref, bytes, "allreduce", algo, comm_names[k], t->name, n, ip);
                     }
@@ -217,10 +365,10 @@ static void reduce_scatter_case(int block, const char *algo)
                     /* the reference runs out of place: MPICH 4.0.2 aborts on a
                      * large in-place MPI_Reduce_scatter (which we must not) */
                     if (block) {
-                        MPI_Reduce_scatter_block(ip ? MPI_IN_PLACE : in, ours, rc[0], t->dt, t->op, comms[k]);
+                        t_reduce_scatter_block(ip ? MPI_IN_PLACE : in, ours, rc[0], t->dt, t->op, comms[k]);
                         PMPI_Reduce_scatter_block(in, ref, rc[0], t->dt, t->op, comms[k]);
                     } else {
-                        MPI_Reduce_scatter(ip ? MPI_IN_PLACE : in, ours, rc, t->dt, t->op, comms[k]);
+                        t_reduce_scatter(ip ? MPI_IN_PLACE : in, ours, rc, t->dt, t->op, comms[k]);
                         PMPI_Reduce_scatter(in, ref, rc, t->dt, t->op, comms[k]);
                     }
                     /* compare the result block; in place the rest of rbuf is
@@ -307,10 +455,10 @@ static void allgather_case(int v, const char *algo)
                     memcpy(ref, ours, bytes);
                     const void *s = ip ? MPI_IN_PLACE : in;
                     if (v) {
-                        MPI_Allgatherv(s, rc[r], MPI_INT, ours, rc, dis, MPI_INT, comms[k]);
+                        t_allgatherv(s, rc[r], MPI_INT, ours, rc, dis, MPI_INT, comms[k]);
                         PMPI_Allgatherv(s, rc[r], MPI_INT, ref, rc, dis, MPI_INT, comms[k]);
                     } else {
-                        MPI_Allgather(s, rc[r], MPI_INT, ours, rcount, blk, comms[k]);
+                        t_allgather(s, rc[r], MPI_INT, ours, rcount, blk, comms[k]);
                         PMPI_Allgather(s, rc[r], MPI_INT, ref, rcount, blk, comms[k]);
                     }
                     check_same(ours, ref, bytes, cn, algo, comm_names[k],
@@ -368,7 +516,7 @@ START_TEST(test_bcast)
                         bfill(ours, bytes, t_rank, 7 + root);
                         memcpy(ref, ours, bytes);
                         MPI_Datatype dt = tv && r == root ? t_strided_int : MPI_INT;
-                        MPI_Bcast(ours, n, dt, root, comms[k]);
+                        t_bcast(ours, n, dt, root, comms[k]);
                         PMPI_Bcast(ref, n, dt, root, comms[k]);
                         check_same(ours, ref, bytes, "bcast", algo, comm_names[k],
                                    tv ? "strided root, plain receivers" : "int", n, root);
@@ -414,10 +562,10 @@ static void alltoall_case(int v, const char *algo)
                 memcpy(ref, ours, rbytes);
                 if (v) {
                     /* in place, the send layout is the receive one */
-                    MPI_Alltoallv(ip ? MPI_IN_PLACE : in, sc, sd, MPI_INT, ours, rc, rd, MPI_INT, comms[k]);
+                    t_alltoallv(ip ? MPI_IN_PLACE : in, sc, sd, MPI_INT, ours, rc, rd, MPI_INT, comms[k]);
                     PMPI_Alltoallv(ip ? MPI_IN_PLACE : in, sc, sd, MPI_INT, ref, rc, rd, MPI_INT, comms[k]);
                 } else {
-                    MPI_Alltoall(ip ? MPI_IN_PLACE : in, sc[0], MPI_INT, ours, rc[0], MPI_INT, comms[k]);
+                    t_alltoall(ip ? MPI_IN_PLACE : in, sc[0], MPI_INT, ours, rc[0], MPI_INT, comms[k]);
                     PMPI_Alltoall(ip ? MPI_IN_PLACE : in, sc[0], MPI_INT, ref, rc[0], MPI_INT, comms[k]);
                 }
                 check_same(ours, ref, rbytes, cn, algo, comm_names[k], "int", counts[ci], ip);
@@ -478,6 +626,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &t_size);
     quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
+    const char *m = getenv("DPC_TEST_MODE");
+    for (int i = 0; m && i < 3; i++)
+        if (!strcmp(m, mode_names[i]))
+            mode = i;
     int active = dpcoll_active();
     if (!active && t_rank == 0)
         printf("libdpcoll is not active: the shim is not in use\n");
@@ -502,7 +654,8 @@ int main(int argc, char **argv)
     int failed = srunner_ntests_failed(sr) + !active;
     srunner_free(sr);
     if (t_rank == 0)
-        printf("np=%d: %ld cases compared with PMPI on rank 0\n", t_size, t_cases);
+        printf("np=%d, %s calls: %ld cases compared with PMPI on rank 0\n", t_size,
+               mode_names[mode], t_cases);
     free_comms();
     MPI_Type_free(&t_float3);
     MPI_Type_free(&t_strided_int);

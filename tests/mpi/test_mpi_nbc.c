@@ -1,0 +1,309 @@
+/*
+ * Nonblocking and persistent collectives beyond single calls (those are
+ * covered by test_mpi_coll in DPC_TEST_MODE=nonblocking/persistent): many
+ * in flight on one communicator, completed in any order and mixed with
+ * point-to-point requests; progress while the program computes without
+ * calling MPI (the progress thread); persistent requests restarted with new
+ * data; a communicator or datatype freed while a collective on it runs; a
+ * request freed early; the average op; bad arguments. Expected values are
+ * closed forms over exact integers.
+ */
+#include "config.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "dpcoll.h"
+#include "mpi_util.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* sum over ranks r of (r * a + b) */
+static long long rank_sum(int p, long long a, long long b)
+{
+    return a * p * (p - 1) / 2 + b * p;
+}
+
+#define NOPS 24
+START_TEST(test_many_in_flight)
+{
+    int p = t_size, r = t_rank;
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Request req[NOPS + 2];
+    int *in[NOPS], *out[NOPS], n[NOPS], kind[NOPS];
+    for (int k = 0; k < NOPS; k++) {
+        n[k] = k % 4 == 3 ? (1 << 18) + k : 3 * k + 1;   /* some of 1 MiB */
+        kind[k] = k % 4;
+        size_t outn = (size_t)n[k] * (size_t)(kind[k] == 1 || kind[k] == 3 ? p : 1);
+        in[k] = malloc(sizeof(int) * (size_t)n[k] * (size_t)p);
+        out[k] = calloc(outn, sizeof(int));
+        for (int i = 0; i < n[k] * p; i++)
+            in[k][i] = r * 1000 + k * 7 + i % 101;
+        MPI_Comm c = k % 2 ? dup : MPI_COMM_WORLD;
+        switch (kind[k]) {
+        case 0: MPI_Iallreduce(in[k], out[k], n[k], MPI_INT, MPI_SUM, c, &req[k]); break;
+        case 1: MPI_Iallgather(in[k], n[k], MPI_INT, out[k], n[k], MPI_INT, c, &req[k]); break;
+        case 2:
+            memcpy(out[k], in[k], sizeof(int) * (size_t)n[k]);
+            MPI_Ibcast(out[k], n[k], MPI_INT, k % p, c, &req[k]);
+            break;
+        default: MPI_Ialltoall(in[k], n[k], MPI_INT, out[k], n[k], MPI_INT, c, &req[k]); break;
+        }
+    }
+    /* and point-to-point around a ring in the same completion calls */
+    int token = r, got = -1;
+    MPI_Irecv(&got, 1, MPI_INT, (r + p - 1) % p, 5, MPI_COMM_WORLD, &req[NOPS]);
+    MPI_Isend(&token, 1, MPI_INT, (r + 1) % p, 5, MPI_COMM_WORLD, &req[NOPS + 1]);
+    /* completion in a scrambled order, by different calls */
+    for (int k = NOPS - 1; k >= NOPS - 6; k--)
+        MPI_Wait(&req[k], MPI_STATUS_IGNORE);
+    int idx, flag, outc, ids[NOPS + 2];
+    MPI_Status sts[NOPS + 2];
+    for (int left = 6; left > 0; left--)
+        MPI_Waitany(12, &req[6], &idx, MPI_STATUS_IGNORE);
+    for (int done = 0; done < 6;) {
+        MPI_Testsome(6, req, &outc, ids, sts);
+        if (outc != MPI_UNDEFINED)
+            done += outc;
+    }
+    do
+        MPI_Testall(NOPS + 2, req, &flag, sts);
+    while (!flag);
+    t_cases++;
+    if (got != (r + p - 1) % p)
+        t_fail("point-to-point among collectives: got %d", got);
+    for (int k = 0; k < NOPS; k++) {
+        t_cases++;
+        if (req[k] != MPI_REQUEST_NULL)
+            t_fail("request %d not MPI_REQUEST_NULL after completion", k);
+        for (int i = 0; i < n[k]; i++) {
+            long long want, have;
+            switch (kind[k]) {
+            case 0: want = rank_sum(p, 1000, k * 7 + i % 101); have = out[k][i]; break;
+            case 1: /* block from rank q at q*n: q*1000 + k*7 + i%101 */
+            case 3: { /* alltoall: from q, block r of q's input */
+                int q = (i * 7) % p;
+                int at = kind[k] == 1 ? i : (r * n[k] + i);
+                want = q * 1000 + k * 7 + at % 101;
+                have = out[k][q * n[k] + i];
+                break;
+            }
+            default: want = (k % p) * 1000 + k * 7 + i % 101; have = out[k][i]; break;
+            }
+            if (have != want) {
+                t_fail("op %d (kind %d) element %d: %lld, want %lld", k, kind[k], i, have, want);
+                break;
+            }
+        }
+        free(in[k]);
+        free(out[k]);
+    }
+    MPI_Comm_free(&dup);
+    t_agree("many collectives in flight, any completion order");
+}
+END_TEST
+
+/* The collective must finish while this rank computes without calling MPI:
+ * the first MPI_Test after the computation finds it complete. */
+START_TEST(test_background_progress)
+{
+    const int n = 1 << 20;   /* 4 MiB of int */
+    int *in = malloc(sizeof(int) * n), *out = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++)
+        in[i] = t_rank + i % 1000;
+    const char *pt = getenv("DPCOLL_PROGRESS_THREAD");
+    int thread = !pt || atoi(pt) != 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    /* ~1.5 s of arithmetic, no MPI (the collective alone takes milliseconds) */
+    volatile double x = 0;
+    double t0 = now();
+    while (now() - t0 < 1.5)
+        for (int i = 0; i < 100000; i++)
+            x += i * 1e-9;
+    int flag = 0;
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    t_cases++;
+    if (thread && !flag)
+        t_fail("the Iallreduce did not progress while the program computed (progress thread on)");
+    if (!thread && t_rank == 0)
+        printf("progress thread off: first MPI_Test after computing found it %s\n",
+               flag ? "complete" : "still running");
+    if (!flag)
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    for (int i = 0; i < n; i++)
+        if (out[i] != rank_sum(t_size, 1, i % 1000)) {
+            t_fail("background allreduce element %d wrong", i);
+            break;
+        }
+    free(in);
+    free(out);
+    t_agree("progress without MPI calls");
+}
+END_TEST
+
+START_TEST(test_persistent_restart)
+{
+    int p = t_size, r = t_rank;
+    enum { N = 1000 };
+    static int in[N], out[N], bc[N], ag[N * 64];
+    MPI_Request req[3];
+    MPI_Allreduce_init(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req[0]);
+    MPI_Bcast_init(bc, N, MPI_INT, p - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &req[1]);
+    MPI_Allgather_init(in, 3, MPI_INT, ag, 3, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &req[2]);
+    for (int it = 0; it < 6; it++) {
+        for (int i = 0; i < N; i++) {
+            in[i] = r * (it + 1) + i;
+            bc[i] = r == p - 1 ? it * 10 + i : -1;
+        }
+        if (it % 2) {
+            MPI_Startall(3, req);
+            MPI_Status sts[3];
+            MPI_Waitall(3, req, sts);
+        } else {
+            for (int k = 0; k < 3; k++)
+                MPI_Start(&req[k]);
+            for (int k = 2; k >= 0; k--)
+                MPI_Wait(&req[k], MPI_STATUS_IGNORE);
+        }
+        t_cases++;
+        for (int i = 0; i < N; i++)
+            if (out[i] != rank_sum(p, it + 1, i) || bc[i] != it * 10 + i) {
+                t_fail("persistent run %d element %d: allreduce %d bcast %d", it, i, out[i], bc[i]);
+                break;
+            }
+        for (int q = 0; q < p; q++)
+            for (int i = 0; i < 3; i++)
+                if (ag[q * 3 + i] != q * (it + 1) + i)
+                    t_fail("persistent allgather run %d from %d wrong", it, q);
+        for (int k = 0; k < 3; k++)
+            if (req[k] == MPI_REQUEST_NULL)
+                t_fail("a persistent request became MPI_REQUEST_NULL");
+    }
+    /* a request still active when freed runs to its end first */
+    MPI_Start(&req[0]);
+    for (int k = 0; k < 3; k++)
+        MPI_Request_free(&req[k]);
+    t_agree("persistent collectives restarted with new data");
+}
+END_TEST
+
+START_TEST(test_freed_under_it)
+{
+    int p = t_size;
+    /* the communicator freed while its collective runs */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    enum { N = 100000 };
+    int *in = malloc(sizeof(int) * N), *out = malloc(sizeof(int) * N);
+    for (int i = 0; i < N; i++)
+        in[i] = t_rank * 3 + i;
+    MPI_Request req;
+    MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, dup, &req);
+    MPI_Comm_free(&dup);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t_cases++;
+    for (int i = 0; i < N; i++)
+        if (out[i] != rank_sum(p, 3, i)) {
+            t_fail("allreduce on a communicator freed meanwhile: element %d wrong", i);
+            break;
+        }
+    /* a non-contiguous datatype freed while the collective runs: every other int */
+    MPI_Datatype vec;
+    MPI_Type_vector(N / 2, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    for (int i = 0; i < N; i++)
+        out[i] = -7;
+    MPI_Iallreduce(in, out, 1, vec, MPI_SUM, MPI_COMM_WORLD, &req);
+    MPI_Type_free(&vec);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t_cases++;
+    for (int i = 0; i < N - 1; i++)
+        if (out[i] != (i % 2 ? -7 : rank_sum(p, 3, i))) {
+            t_fail("allreduce of a vector type freed meanwhile: element %d = %d", i, out[i]);
+            break;
+        }
+    /* a request freed before it completes: the library finishes it */
+    MPI_Iallreduce(in, out, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    MPI_Request_free(&req);
+    t_cases++;
+    if (req != MPI_REQUEST_NULL)
+        t_fail("MPI_Request_free left the handle set");
+    MPI_Barrier(MPI_COMM_WORLD);
+    int one = 1, all = 0;
+    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (all != p)
+        t_fail("allreduce after a freed request: %d", all);
+    free(in);
+    free(out);
+    t_agree("communicator, datatype and request freed under a running collective");
+}
+END_TEST
+
+START_TEST(test_average_and_errors)
+{
+    int p = t_size;
+    enum { N = 4096 };
+    static double d[N], avg[N];
+    for (int i = 0; i < N; i++)
+        d[i] = t_rank * 2.0 + i;
+    MPI_Request req;
+    MPI_Iallreduce(d, avg, N, MPI_DOUBLE, dpcoll_op_avg(), MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t_cases++;
+    for (int i = 0; i < N; i++)
+        if (avg[i] != (double)rank_sum(p, 2, i) / p) {
+            t_fail("nonblocking average [%d] = %g", i, avg[i]);
+            break;
+        }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int a = 1, b = 0, cls = MPI_SUCCESS;
+    int rc = MPI_Iallreduce(&a, &b, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    t_cases++;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    if (cls != MPI_ERR_COUNT || !strstr(dpcoll_error_message(), "MPI_Iallreduce"))
+        t_fail("Iallreduce count -1: class %d, message \"%s\"", cls, dpcoll_error_message());
+    rc = MPI_Ibcast(&a, 1, MPI_INT, t_size + 2, MPI_COMM_WORLD, &req);
+    cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    t_cases++;
+    if (cls != MPI_ERR_ROOT)
+        t_fail("Ibcast with a bad root: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    t_agree("nonblocking average and bad arguments");
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t_size);
+    Suite *s = suite_create("nonblocking");
+    TCase *tc = tcase_create("nonblocking");
+    tcase_set_timeout(tc, 0);
+    tcase_add_test(tc, test_many_in_flight);
+    tcase_add_test(tc, test_background_progress);
+    tcase_add_test(tc, test_persistent_restart);
+    tcase_add_test(tc, test_freed_under_it);
+    tcase_add_test(tc, test_average_and_errors);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
+    int failed = srunner_ntests_failed(sr) + !dpcoll_active();
+    srunner_free(sr);
+    if (t_rank == 0)
+        printf("np=%d: %ld nonblocking/persistent cases\n", t_size, t_cases);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
