@@ -298,45 +298,65 @@ static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
     return DPC_OK;  /* NOP */
 }
 
-static void run_ready(dpc_sched_t *s)
+static void issue_step(dpc_sched_t *s, int id)
 {
     dpc_transport_t *tp = s->prm.tp;
-    while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
-        int id = s->ready[s->ready_head++];
-        step_t *st = &s->steps[id];
-        uint64_t tag = s->prm.tag_base | st->tag;
-        dpc_status_t rc;
-        switch (st->kind) {
-        case STEP_SEND:
-            rc = tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem,
-                                xfer_done, st, &st->xfer);
-            if (rc == DPC_OK) {
-                st->state = ST_ISSUED;
-                s->inflight++;
-                s->stats.sends++;
-                s->stats.bytes_sent += st->count;
-            }
-            break;
-        case STEP_RECV:
-            rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem,
-                                xfer_done, st, &st->xfer);
-            if (rc == DPC_OK) {
-                st->state = ST_ISSUED;
-                s->inflight++;
-                s->stats.recvs++;
-                s->stats.bytes_recvd += st->count;
-            }
-            break;
-        default:
-            rc = run_local(s, st);
-            if (rc == DPC_OK)
-                complete_step(s, st);
-            break;
+    step_t *st = &s->steps[id];
+    uint64_t tag = s->prm.tag_base | st->tag;
+    dpc_status_t rc;
+    switch (st->kind) {
+    case STEP_SEND:
+        rc = tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem, xfer_done, st,
+                            &st->xfer);
+        if (rc == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+            s->stats.sends++;
+            s->stats.bytes_sent += st->count;
         }
-        if (rc != DPC_OK)
-            set_error(s, rc, id);
+        break;
+    case STEP_RECV:
+        rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done, st,
+                            &st->xfer);
+        if (rc == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+            s->stats.recvs++;
+            s->stats.bytes_recvd += st->count;
+        }
+        break;
+    default:
+        rc = run_local(s, st);
+        if (rc == DPC_OK)
+            complete_step(s, st);
+        break;
     }
+    if (rc != DPC_OK)
+        set_error(s, rc, id);
 }
+
+static void run_ready(dpc_sched_t *s)
+{
+    while (s->ready_head < s->ready_tail && s->status == DPC_OK)
+        issue_step(s, s->ready[s->ready_head++]);
+}
+
+/* defer_local: issue the transfers that can go now and leave copies and
+ * reductions in the ready queue for the first test(). */
+static void issue_transfers(dpc_sched_t *s)
+{
+    int keep = s->ready_head, tail = s->ready_tail;
+    for (int k = s->ready_head; k < tail && s->status == DPC_OK; k++) {
+        int id = s->ready[k];
+        if (s->steps[id].kind == STEP_SEND || s->steps[id].kind == STEP_RECV)
+            issue_step(s, id);
+        else
+            s->ready[keep++] = id;
+    }
+    s->ready_tail = keep;
+}
+
+static dpc_status_t fail(dpc_sched_t *s);
 
 dpc_status_t dpc_sched_start(dpc_sched_t *s)
 {
@@ -376,6 +396,12 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
             push_ready(s, i);
     s->state = S_RUNNING;
     s->start_ns = s->prm.tp->ops->now_ns(s->prm.tp);
+    if (s->prm.defer_local) {
+        issue_transfers(s);
+        if (s->status != DPC_OK)
+            return fail(s);
+        return DPC_OK;
+    }
     return dpc_sched_test(s) == DPC_INPROGRESS ? DPC_OK : s->status;
 }
 

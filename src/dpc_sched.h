@@ -63,6 +63,10 @@ typedef struct dpc_sched_params {
     dpc_device_reduce_fn_t device_reduce;
     void *device_ctx;
     dpc_scratch_pool_t *pool;     /* optional (host memory only) */
+    bool defer_local;             /* start() only issues transfers; copies and
+                                     reductions wait for test() (a nonblocking
+                                     call returns at once; a progress thread
+                                     does that work) */
 } dpc_sched_params_t;
 
 dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p);

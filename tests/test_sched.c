@@ -67,6 +67,45 @@ START_TEST(test_local_chain)
 }
 END_TEST
 
+START_TEST(test_defer_local)
+{
+    /* defer_local: start() posts the transfers but no copy or reduction (a
+     * nonblocking call must return at once); the first test() does them */
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2];
+    static int32_t big[1 << 16], dst[1 << 16], got[4];
+    int32_t small[4] = {1, 2, 3, 4};
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .defer_local = r == 0};
+        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
+    }
+    for (int i = 0; i < (1 << 16); i++)
+        big[i] = i;
+    dpc_sched_copy(s[0], dst, big, sizeof(big), DPC_NO_DEPS);
+    dpc_sched_send(s[0], 1, 3, small, sizeof(small), DPC_NO_DEPS);
+    dpc_sched_recv(s[1], 0, 3, got, sizeof(got), DPC_NO_DEPS);
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    dpc_sched_stats_t stt;
+    dpc_sched_get_stats(s[0], &stt);
+    ck_assert_uint_eq(stt.copies, 0);      /* not done by start */
+    ck_assert_uint_eq(stt.sends, 1);       /* but the send is out */
+    ck_assert_int_eq(dst[12345], 0);
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    dpc_status_t st[2];
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+    dpc_sched_get_stats(s[0], &stt);
+    ck_assert_uint_eq(stt.copies, 1);
+    ck_assert_int_eq(dst[12345], 12345);
+    ck_assert_int_eq(got[3], 4);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 START_TEST(test_send_recv_deps)
 {
     /* rank 1 forwards what it receives only after receiving it */
@@ -323,6 +362,7 @@ int main(void)
     TCase *tc = tcase_create("engine");
     tcase_add_test(tc, test_local_chain);
     tcase_add_test(tc, test_send_recv_deps);
+    tcase_add_test(tc, test_defer_local);
     tcase_add_test(tc, test_build_errors);
     tcase_add_test(tc, test_failure_cancels_rest);
     tcase_add_test(tc, test_destroy_while_running);

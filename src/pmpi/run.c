@@ -260,6 +260,7 @@ int dpc_op_start(dpc_req_t *op)
         .timeout_ns = (uint64_t)(dpc_g.cfg.timeout_s * 1e9),
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
+        .defer_local = op->mode != DPC_BLOCKING,
     };
     dpc_status_t st = DPC_OK;
     if (op->s && dpc_sched_reinit(op->s, &prm) != DPC_OK) {

@@ -1,0 +1,217 @@
+/*
+ * dpcoll_overlap: how much of a nonblocking allreduce hides behind
+ * computation. Per repeat, for libdpcoll (MPI_Iallreduce) and, interleaved
+ * in the same run, the MPI library's own (PMPI_Iallreduce):
+ *   t_comm     post, then wait at once
+ *   t_compute  the computation alone (calibrated to about t_comm)
+ *   t_total    post, compute without any MPI call, then wait
+ *   overlap  = (t_comm + t_compute - t_total) / min(t_comm, t_compute)
+ * Medians over repeats, slowest rank. -k sleep stands for a computation
+ * that runs elsewhere (a GPU's backward pass): the thread sleeps instead. It also reports the CPU time the
+ * process spent beyond the computing thread's own (the progress thread's
+ * work), since on a machine with fewer free cores than busy threads that
+ * work cannot overlap with anything.
+ */
+#include "config.h"
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include "dpcoll.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(int who)
+{
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* The stand-in for a backward pass: dense arithmetic on a cache-resident
+ * block (a small matrix product), so it competes for cores, not memory. */
+#define MM 64
+static float A[MM * MM], B[MM * MM], C[MM * MM];
+static int sleeping;   /* -k sleep: the computation runs elsewhere (a GPU) */
+static void compute(long reps)
+{
+    if (sleeping) {
+        struct timespec ts = {.tv_sec = reps / 1000000, .tv_nsec = (reps % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        return;
+    }
+    for (long r = 0; r < reps; r++)
+        for (int i = 0; i < MM; i++)
+            for (int k = 0; k < MM; k++) {
+                float a = A[i * MM + k];
+                for (int j = 0; j < MM; j++)
+                    C[i * MM + j] += a * B[k * MM + j];
+            }
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* slowest rank's time */
+static double slowest(double t)
+{
+    double m;
+    PMPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+typedef struct {
+    double comm, compute, total, extra_cpu;
+} sample_t;
+
+static float *sbuf, *rbuf;
+static int count;
+
+static void post(int native, MPI_Request *r)
+{
+    if (native)
+        PMPI_Iallreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r);
+    else
+        MPI_Iallreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r);
+}
+
+static void finish(int native, MPI_Request *r)
+{
+    if (native)
+        PMPI_Wait(r, MPI_STATUS_IGNORE);
+    else
+        MPI_Wait(r, MPI_STATUS_IGNORE);
+}
+
+static sample_t one(int native, long reps)
+{
+    sample_t s;
+    MPI_Request r;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    post(native, &r);
+    finish(native, &r);
+    s.comm = slowest(now() - t0);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    t0 = now();
+    compute(reps);
+    s.compute = slowest(now() - t0);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double cpu_all = cpu_s(RUSAGE_SELF), cpu_me = cpu_s(RUSAGE_THREAD);
+    t0 = now();
+    post(native, &r);
+    compute(reps);
+    finish(native, &r);
+    double t = now() - t0;
+    s.extra_cpu = (cpu_s(RUSAGE_SELF) - cpu_all) - (cpu_s(RUSAGE_THREAD) - cpu_me);
+    s.total = slowest(t);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, nrep = 9, opt;
+    size_t bytes = 64u << 20;
+    while ((opt = getopt(argc, argv, "s:n:k:h")) != -1) {
+        if (opt == 's') {
+            char *end;
+            double v = strtod(optarg, &end);
+            bytes = (size_t)(v * (*end == 'M' ? 1 << 20 : *end == 'K' ? 1 << 10 : 1));
+        } else if (opt == 'n') {
+            nrep = atoi(optarg);
+        } else if (opt == 'k' && (!strcmp(optarg, "cpu") || !strcmp(optarg, "sleep"))) {
+            sleeping = !strcmp(optarg, "sleep");
+        } else {
+            fprintf(stderr, "usage: mpiexec -n P dpcoll_overlap [-s BYTES (K, M)] [-n REPEATS] "
+                            "[-k cpu|sleep]\n");
+            MPI_Finalize();
+            return opt == 'h' ? 0 : 2;
+        }
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    count = (int)(bytes / sizeof(float));
+    sbuf = malloc(bytes);
+    rbuf = malloc(bytes);
+    for (int i = 0; i < count; i++)
+        sbuf[i] = (float)(rank + i % 7);
+    for (int i = 0; i < MM * MM; i++)
+        A[i] = B[i] = 1e-3f * (float)(i % 13);
+    /* calibrate the computation to the collective's own time (ours) */
+    MPI_Request r;
+    for (int w = 0; w < 2; w++) {
+        post(0, &r);
+        finish(0, &r);
+        post(1, &r);
+        finish(1, &r);
+    }
+    double tc[5];
+    for (int i = 0; i < 5; i++) {
+        PMPI_Barrier(MPI_COMM_WORLD);
+        double t0 = now();
+        post(0, &r);
+        finish(0, &r);
+        tc[i] = slowest(now() - t0);
+    }
+    double t_target = median(tc, 5);
+    double t0 = now();
+    compute(20);
+    double per = sleeping ? 1e-6 : (now() - t0) / 20;   /* sleep: reps are microseconds */
+    long reps = (long)(t_target / per + 0.5);
+    PMPI_Bcast(&reps, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (reps < 1)
+        reps = 1;
+    double v[2][4][64];
+    if (nrep > 64)
+        nrep = 64;
+    for (int i = 0; i < nrep; i++)
+        for (int native = 0; native < 2; native++) {   /* interleaved */
+            sample_t s = one(native, reps);
+            v[native][0][i] = s.comm;
+            v[native][1][i] = s.compute;
+            v[native][2][i] = s.total;
+            v[native][3][i] = s.extra_cpu;
+        }
+    if (rank == 0) {
+        printf("# dpcoll_overlap: %d ranks, MPI_Iallreduce of %zu bytes (float, sum), %s "
+               "without MPI calls in between; medians of %d repeats, slowest rank\n", size, bytes,
+               sleeping ? "the thread sleeping (computation elsewhere, e.g. a GPU)"
+                        : "computation on the CPU (64x64 matrix products)", nrep);
+        printf("%-10s %10s %12s %10s %9s %16s\n", "library", "t_comm(ms)", "t_compute(ms)",
+               "t_total(ms)", "overlap", "extra_cpu(ms)");
+    }
+    for (int native = 0; native < 2; native++) {
+        double m[4];
+        for (int k = 0; k < 4; k++)
+            m[k] = median(v[native][k], nrep);
+        double lo = m[0] < m[1] ? m[0] : m[1];
+        double ov = lo > 0 ? (m[0] + m[1] - m[2]) / lo : 0;
+        if (rank == 0)
+            printf("%-10s %10.2f %12.2f %10.2f %8.0f%% %16.2f\n",
+                   native ? "native" : "libdpcoll", m[0] * 1e3, m[1] * 1e3, m[2] * 1e3, ov * 100,
+                   m[3] * 1e3);
+    }
+    free(sbuf);
+    free(rbuf);
+    MPI_Finalize();
+    return 0;
+}
