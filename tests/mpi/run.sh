@@ -72,6 +72,15 @@ check "DPCOLL_BCAST_ALGORITHM forces the algorithm" \
 out=$(DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_EXPLAIN prints the choice and each alternative's prediction" \
     sh -c 'echo "$1" | grep -q "libdpcoll explain: MPI_Allreduce: allreduce, 2 ranks, 100003 x double: .*ring .* us.*recursive_doubling .* us.*rabenseifner .* us"' _ "$out"
+train="$top_builddir/examples/dp_train"
+for np in 2 3; do
+    out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi "$np" "$train" -s 8 -H 128 -B 64K 2>&1); rc=$?
+    check "dp_train, $np ranks: replicas identical, equal to single-process training, weighting right" \
+        test $rc -eq 0
+    check "... with its gradient all-reduces on libdpcoll" \
+        sh -c 'echo "$1" | grep -q "rank 0 allreduce: [1-9][0-9]* on libdpcoll"' _ "$out"
+    [ $rc -eq 0 ] || echo "$out" | tail -20
+done
 tune=$(mktemp)
 printf 'alpha = 1e-3\nbeta = 1e-12\ngamma = 1e-12\n' > "$tune"
 out=$(DPCOLL_TUNE_FILE="$tune" DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
