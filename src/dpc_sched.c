@@ -32,6 +32,7 @@ typedef struct step {
     void *dst;
     const void *a, *b;
     size_t count;           /* bytes (send/recv/copy) or elements (reduce) */
+    size_t done;            /* local steps done in slices: how much is done */
     dpc_dtype_t dt;
     dpc_op_t op;
     dpc_xfer_t *xfer;
@@ -275,30 +276,61 @@ static void xfer_done(void *arg, dpc_status_t status)
     complete_step(s, st);
 }
 
-static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
+/* A slice of a local step: [from, from+n) of its bytes or elements. */
+static dpc_status_t run_local_part(dpc_sched_t *s, step_t *st, size_t from, size_t n)
 {
     if (st->kind == STEP_COPY) {
-        if (st->count && st->dst != st->a)
-            memmove(st->dst, st->a, st->count);
-        s->stats.copies++;
-        s->stats.bytes_copied += st->count;
+        if (n && st->dst != st->a)
+            memmove((char *)st->dst + from, (const char *)st->a + from, n);
         return DPC_OK;
     }
     if (st->kind == STEP_REDUCE) {
-        s->stats.reduces++;
-        s->stats.elems_reduced += st->count;
         if (s->prm.mem != DPC_MEM_HOST) {
             if (!s->prm.device_reduce)
                 return DPC_ERR_UNSUPPORTED;
             return s->prm.device_reduce(st->dst, st->a, st->b, st->count, st->dt, st->op,
                                         s->prm.mem, s->prm.device_ctx);
         }
-        return dpc_reduce_host(st->dst, st->a, st->b, st->count, st->dt, st->op);
+        size_t es = dpc_dtype_size(st->dt);
+        return dpc_reduce_host((char *)st->dst + from * es, (const char *)st->a + from * es,
+                               (const char *)st->b + from * es, n, st->dt, st->op);
     }
     return DPC_OK;  /* NOP */
 }
 
-static void issue_step(dpc_sched_t *s, int id)
+/* Runs a local step, or with local_slice_bytes the next slice of it:
+ * DPC_INPROGRESS while slices remain. Slicing keeps each test() short, so a
+ * progress thread holding the engine's lock never holds it for long. Copies
+ * whose ends overlap go in one piece (memmove's order matters). */
+static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
+{
+    size_t es = st->kind == STEP_REDUCE ? dpc_dtype_size(st->dt) : 1, n = st->count - st->done;
+    size_t slice = s->prm.local_slice_bytes / (es ? es : 1);
+    const char *d = st->dst, *a = st->a;
+    bool overlap = st->kind == STEP_COPY && d != a && d < a + st->count && a < d + st->count;
+    bool sliceable = slice && s->prm.mem == DPC_MEM_HOST && !overlap &&
+                     (st->kind == STEP_COPY || st->kind == STEP_REDUCE);
+    if (sliceable && n > slice)
+        n = slice;
+    dpc_status_t rc = run_local_part(s, st, st->done, n);
+    if (rc != DPC_OK)
+        return rc;
+    st->done += n;
+    if (st->done < st->count)
+        return DPC_INPROGRESS;
+    if (st->kind == STEP_COPY) {
+        s->stats.copies++;
+        s->stats.bytes_copied += st->count;
+    } else if (st->kind == STEP_REDUCE) {
+        s->stats.reduces++;
+        s->stats.elems_reduced += st->count;
+    }
+    return DPC_OK;
+}
+
+/* Issues a ready step; false when it is a local step with slices left
+ * (it stays at the head of the ready queue). */
+static bool issue_step(dpc_sched_t *s, int id)
 {
     dpc_transport_t *tp = s->prm.tp;
     step_t *st = &s->steps[id];
@@ -327,18 +359,25 @@ static void issue_step(dpc_sched_t *s, int id)
         break;
     default:
         rc = run_local(s, st);
+        if (rc == DPC_INPROGRESS)
+            return false;
         if (rc == DPC_OK)
             complete_step(s, st);
         break;
     }
     if (rc != DPC_OK)
         set_error(s, rc, id);
+    return true;
 }
 
+/* With slicing, at most one slice of local work per call. */
 static void run_ready(dpc_sched_t *s)
 {
-    while (s->ready_head < s->ready_tail && s->status == DPC_OK)
-        issue_step(s, s->ready[s->ready_head++]);
+    while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
+        if (!issue_step(s, s->ready[s->ready_head]))
+            return;
+        s->ready_head++;
+    }
 }
 
 /* defer_local: issue the transfers that can go now and leave copies and
@@ -526,6 +565,11 @@ void dpc_sched_destroy(dpc_sched_t *s)
     free(s->succ);
     free(s->ready);
     free(s);
+}
+
+bool dpc_sched_has_local_work(const dpc_sched_t *s)
+{
+    return s->state == S_RUNNING && s->ready_head < s->ready_tail;
 }
 
 bool dpc_sched_idle(const dpc_sched_t *s)

@@ -67,6 +67,9 @@ typedef struct dpc_sched_params {
                                      reductions wait for test() (a nonblocking
                                      call returns at once; a progress thread
                                      does that work) */
+    size_t local_slice_bytes;     /* 0, or: each test() does at most this much
+                                     of a copy or reduction (then returns, so a
+                                     caller holding a lock lets go soon) */
 } dpc_sched_params_t;
 
 dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p);
@@ -75,6 +78,9 @@ void dpc_sched_destroy(dpc_sched_t *s);
  * collective, keeping its allocations: the small-message path then calls
  * malloc not at all. DPC_ERR_STATE if it cannot be reused (destroy it). */
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params);
+/* Steps ready to run now (slices of a copy or reduction left): the next
+ * test() has work without waiting for the network. */
+bool dpc_sched_has_local_work(const dpc_sched_t *s);
 /* Nothing in flight and not running: reinit will succeed. */
 bool dpc_sched_idle(const dpc_sched_t *s);
 /* A finished schedule kept for later gives its pool back (for a collective

@@ -106,6 +106,50 @@ START_TEST(test_defer_local)
 }
 END_TEST
 
+START_TEST(test_local_slices)
+{
+    /* local_slice_bytes: a 1 MiB copy and a 256 Ki-element reduction take
+     * one slice per test() (so a caller holding a lock lets go soon), and
+     * still give exact results; an overlapping copy goes in one piece */
+    dpc_sim_t *sim = dpc_sim_create(1, NULL);
+    dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .tag_base = 1ull << 40,
+                              .mem = DPC_MEM_HOST, .local_slice_bytes = 64 << 10};
+    dpc_sched_t *s;
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    enum { N = 1 << 18 };
+    int32_t *a = malloc(sizeof(int32_t) * N), *b = malloc(sizeof(int32_t) * N);
+    int32_t *c = malloc(sizeof(int32_t) * N), *o = malloc(sizeof(int32_t) * (N + 8));
+    for (int i = 0; i < N; i++)
+        a[i] = i, b[i] = 3 * i, o[i] = i;
+    dpc_step_id_t cp = dpc_sched_copy(s, c, a, sizeof(int32_t) * N, DPC_NO_DEPS);
+    dpc_step_id_t rd = dpc_sched_reduce(s, c, c, b, N, DPC_INT32, DPC_OP_SUM, DPC_AFTER(cp));
+    dpc_sched_copy(s, o + 8, o, sizeof(int32_t) * N, DPC_AFTER(rd));   /* overlapping */
+    ck_assert_int_eq(dpc_sched_start(s), DPC_OK);
+    int tests = 1;
+    dpc_status_t st;
+    while ((st = dpc_sched_test(s)) == DPC_INPROGRESS) {
+        ck_assert(dpc_sched_has_local_work(s));
+        tests++;
+    }
+    ck_assert_int_eq(st, DPC_OK);
+    /* 1 MiB / 64 KiB = 16 slices, twice, at most two per test() (before
+     * and after the transport's progress); the overlapping copy in one go */
+    ck_assert_int_ge(tests, 16);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(c[i], 4 * i);
+        ck_assert_int_eq(o[i + 8], i);
+    }
+    dpc_sched_stats_t stt;
+    dpc_sched_get_stats(s, &stt);
+    ck_assert_uint_eq(stt.copies, 2);
+    ck_assert_uint_eq(stt.reduces, 1);
+    ck_assert_uint_eq(stt.elems_reduced, N);
+    free(a); free(b); free(c); free(o);
+    dpc_sched_destroy(s);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 START_TEST(test_send_recv_deps)
 {
     /* rank 1 forwards what it receives only after receiving it */
@@ -363,6 +407,7 @@ int main(void)
     tcase_add_test(tc, test_local_chain);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
+    tcase_add_test(tc, test_local_slices);
     tcase_add_test(tc, test_build_errors);
     tcase_add_test(tc, test_failure_cancels_rest);
     tcase_add_test(tc, test_destroy_while_running);

@@ -25,10 +25,24 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Longest sleep on the wakeup fd: bounds how late a timeout is noticed. */
-#define PROG_POLL_MS 50
+#define PROG_POLL_MS 1
+/* After a wake-up the next event (the peer's answer, the next segment) is
+ * usually microseconds away, while sleeping and waking again costs tens of
+ * microseconds per message: poll for a while, yielding the core at every
+ * turn, before going back to sleep. Not when ranks outnumber cores: there
+ * the core belongs to the rank that has work. */
+#define PROG_SPIN_NS 100000u
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void list_insert_locked(dpc_req_t *op)
 {
@@ -69,18 +83,39 @@ void dpc_nbc_destroy(dpc_req_t *op)
     free(op);
 }
 
+/* Take the lock back, after any user thread that is waiting for it. */
+static void relock(void)
+{
+    while (__atomic_load_n(&dpc_g.lock_wanted, __ATOMIC_RELAXED) > 0)
+        sched_yield();
+    pthread_mutex_lock(&dpc_g.lock);
+}
+
 static void *progress_main(void *arg)
 {
     (void)arg;
+    uint64_t spin_until = 0, spin = dpc_g.oversubscribed ? 0 : PROG_SPIN_NS;
     pthread_mutex_lock(&dpc_g.lock);
     while (!dpc_g.prog_stop) {
         if (dpc_g.nb_active == 0 || dpc_g.drivers > 0) {
             pthread_cond_wait(&dpc_g.prog_cv, &dpc_g.lock);
+            spin_until = mono_ns() + spin;
             continue;
         }
-        dpc_ops_progress_locked();
+        bool more = dpc_ops_progress_locked();
         if (dpc_g.nb_active == 0 || dpc_g.drivers > 0)
             continue;
+        if (more || (spin && mono_ns() < spin_until)) {
+            /* local work left, or a short poll: let others at the lock,
+             * and at the core (a program thread just woken from a sleep or
+             * a wait would otherwise queue behind a whole copy) */
+            pthread_mutex_unlock(&dpc_g.lock);
+            sched_yield();
+            relock();
+            if (more)
+                spin_until = mono_ns() + spin;
+            continue;
+        }
         int fd = dpc_ucx_arm(dpc_g.ux);
         if (fd == DPC_UCX_ARM_BUSY)
             continue;                      /* events pending: progress again */
@@ -91,7 +126,8 @@ static void *progress_main(void *arg)
         } else {
             usleep(20);                    /* no wakeup support: nap, don't spin */
         }
-        pthread_mutex_lock(&dpc_g.lock);
+        relock();
+        spin_until = mono_ns() + spin;
     }
     pthread_mutex_unlock(&dpc_g.lock);
     return NULL;

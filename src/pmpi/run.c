@@ -18,6 +18,7 @@
  * Then a few yields, then sleep on the UCX worker's wakeup fd. */
 #define SPIN_NS_DEDICATED 300000u
 #define YIELDS 16
+#define DPC_NB_SLICE_BYTES (256u << 10)
 
 __thread MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
 __thread dpc_comm_t *dpc_tl_state;
@@ -190,10 +191,14 @@ static void op_test_locked(dpc_req_t *op)
     }
 }
 
-void dpc_ops_progress_locked(void)
+bool dpc_ops_progress_locked(void)
 {
-    for (dpc_req_t *op = dpc_g.ops; op; op = op->next)
+    bool more = false;
+    for (dpc_req_t *op = dpc_g.ops; op; op = op->next) {
         op_test_locked(op);
+        more |= op->running && dpc_sched_has_local_work(op->s);
+    }
+    return more;
 }
 
 /* Drive op to its end in this thread, progressing every other op in flight
@@ -261,6 +266,10 @@ int dpc_op_start(dpc_req_t *op)
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
         .defer_local = op->mode != DPC_BLOCKING,
+        /* nonblocking: copies and reductions in slices, so the lock the
+         * progress thread holds while it works is free again within tens
+         * of microseconds for the program's own calls */
+        .local_slice_bytes = op->mode != DPC_BLOCKING ? DPC_NB_SLICE_BYTES : 0,
     };
     dpc_status_t st = DPC_OK;
     if (op->s && dpc_sched_reinit(op->s, &prm) != DPC_OK) {

@@ -46,6 +46,7 @@ typedef struct dpc_shim {
     int nb_active;          /* ops whose schedule still runs (atomic reads) */
     int drivers;            /* user threads now progressing the engine */
     int nb_orphans;         /* ops whose request was freed while they ran */
+    int lock_wanted;        /* user threads waiting for the lock */
     struct dpc_req *ops;     /* every nonblocking op not yet freed (list) */
     pthread_cond_t prog_cv; /* progress thread: work to do */
     pthread_cond_t done_cv; /* an op's schedule finished */
@@ -161,8 +162,9 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
 int dpc_op_start(dpc_req_t *op);
 void dpc_op_wait(dpc_req_t *op);
 int dpc_op_complete(dpc_req_t *op);
-/* Tests every listed op once; the caller holds the lock (if locking). */
-void dpc_ops_progress_locked(void);
+/* Tests every listed op once; the caller holds the lock (if locking).
+ * True when some op has local work ready (no need to wait for the network). */
+bool dpc_ops_progress_locked(void);
 void dpc_comm_unref_locked(dpc_comm_t *c);
 
 /* Nonblocking and persistent requests (nbc.c). */
@@ -188,10 +190,16 @@ static inline bool dpc_need_lock(void)
 {
     return dpc_g.mt || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_ACQUIRE) > 0;
 }
+/* User threads announce that they want the lock, and the progress thread
+ * lets them have it before it takes it again (a mutex is not fair: a thread
+ * that unlocks and relocks at once can starve a waiter for long). */
 static inline void dpc_lock(bool lk)
 {
-    if (lk)
+    if (lk) {
+        __atomic_add_fetch(&dpc_g.lock_wanted, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&dpc_g.lock);
+        __atomic_sub_fetch(&dpc_g.lock_wanted, 1, __ATOMIC_RELAXED);
+    }
 }
 static inline void dpc_unlock(bool lk)
 {
