@@ -18,7 +18,11 @@
  * Then a few yields, then sleep on the UCX worker's wakeup fd. */
 #define SPIN_NS_DEDICATED 300000u
 #define YIELDS 16
-#define DPC_NB_SLICE_BYTES (256u << 10)
+/* Slices of local work in nonblocking schedules: small enough that a
+ * waiting thread gets the lock and the core soon, large enough that the
+ * hand-overs cost little; a 64th of the call's bytes within these bounds. */
+#define DPC_NB_SLICE_MIN (256u << 10)
+#define DPC_NB_SLICE_MAX (1u << 20)
 
 __thread MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
 __thread dpc_comm_t *dpc_tl_state;
@@ -269,7 +273,10 @@ int dpc_op_start(dpc_req_t *op)
         /* nonblocking: copies and reductions in slices, so the lock the
          * progress thread holds while it works is free again within tens
          * of microseconds for the program's own calls */
-        .local_slice_bytes = op->mode != DPC_BLOCKING ? DPC_NB_SLICE_BYTES : 0,
+        .local_slice_bytes = op->mode == DPC_BLOCKING ? 0
+                             : j->bytes / 64 < DPC_NB_SLICE_MIN ? DPC_NB_SLICE_MIN
+                             : j->bytes / 64 > DPC_NB_SLICE_MAX ? DPC_NB_SLICE_MAX
+                                                                : j->bytes / 64,
     };
     dpc_status_t st = DPC_OK;
     if (op->s && dpc_sched_reinit(op->s, &prm) != DPC_OK) {
