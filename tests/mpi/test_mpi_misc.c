@@ -158,7 +158,15 @@ static void *thread_body(void *arg)
         long in[64], out[64];
         for (int k = 0; k < 64; k++)
             in[k] = t_rank * 1000 + i + k;
-        MPI_Allreduce(in, out, 64, MPI_LONG, MPI_SUM, c);
+        if (i % 2) {        /* every other one nonblocking, tested to completion */
+            MPI_Request r;
+            int done = 0;
+            MPI_Iallreduce(in, out, 64, MPI_LONG, MPI_SUM, c, &r);
+            while (!done)
+                MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Allreduce(in, out, 64, MPI_LONG, MPI_SUM, c);
+        }
         for (int k = 0; k < 64; k++)
             if (out[k] != 1000L * p * (p - 1) / 2 + (long)p * (i + k)) {
                 t_fail("thread allreduce %d: element %d wrong", i, k);
@@ -187,7 +195,7 @@ START_TEST(test_threads)
     t_cases += 400;
     MPI_Comm_free(&c[0]);
     MPI_Comm_free(&c[1]);
-    t_agree("two threads, two communicators");
+    t_agree("two threads, two communicators, blocking and nonblocking");
 }
 END_TEST
 
