@@ -85,7 +85,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
-    dpc_move_job_t local, *j = DPC_JOB_ALLOC(dpc_move_job_t, mode, local);
+    dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);
     if (!j)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     dpc_allgather_job_setup(j);

@@ -6,6 +6,9 @@
 #ifndef DPC_JOBS_H
 #define DPC_JOBS_H
 
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include "blocks.h"
 
 /* Allreduce and reduce-scatter: reduce `total` elements of dt; this rank's
@@ -37,10 +40,25 @@ typedef struct dpc_move_job {
     dpc_dtinfo_t sti, rti;
     bool in_place;
     int size, rank, root;
-    dpc_blocks_t sb, rb;
     bool staged;
     char *in, *tin;
+    dpc_blocks_t sb, rb;        /* last: large, and not cleared (see below) */
 } dpc_move_job_t;
+/* A cleared move job without touching the ~2 KiB of the blocks' inline
+ * arrays (a small collective's whole budget is a few hundred ns). */
+static inline dpc_move_job_t *dpc_move_job_clear(dpc_move_job_t *j)
+{
+    if (j) {
+        memset(j, 0, offsetof(dpc_move_job_t, sb));
+        j->sb.bytes = j->sb.displs = NULL;
+        j->sb.staging = NULL;
+        j->rb.bytes = j->rb.displs = NULL;
+        j->rb.staging = NULL;
+    }
+    return j;
+}
+#define DPC_MOVE_JOB_ALLOC(mode, local) \
+    dpc_move_job_clear((mode) == DPC_BLOCKING ? &(local) : malloc(sizeof(dpc_move_job_t)))
 void dpc_allgather_job_setup(dpc_move_job_t *j);
 void dpc_alltoall_job_setup(dpc_move_job_t *j);
 void dpc_bcast_job_setup(dpc_move_job_t *j);

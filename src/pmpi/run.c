@@ -215,10 +215,15 @@ void dpc_op_wait(dpc_req_t *op)
     dpc_transport_t *tp = op->c->tp;
     dpc_lock(lk);
     dpc_g.drivers++;
-    uint64_t spin_until = tp->ops->now_ns(tp) + (dpc_g.oversubscribed ? 0 : SPIN_NS_DEDICATED);
+    /* the clock is read only once the wait has lasted 64 turns: a small
+     * collective is over before that, and the read costs more than a turn */
+    uint64_t spin_until = 0;
     unsigned yields = 0;
     for (unsigned n = 0;; n++) {
-        bool spinning = n < 4 || ((n & 63) != 0 || tp->ops->now_ns(tp) < spin_until);
+        if (n == 64)
+            spin_until = tp->ops->now_ns(tp) + (dpc_g.oversubscribed ? 0 : SPIN_NS_DEDICATED);
+        bool spinning = n < 4 || (!dpc_g.oversubscribed && n < 64) ||
+                        ((n & 63) != 0 || tp->ops->now_ns(tp) < spin_until);
         if (!spinning && yields < YIELDS + 1)
             yields++;
         if (dpc_g.ops)
