@@ -14,6 +14,19 @@ if [ $rc != 0 ]; then
     tail -n 40 check.out
     grep -h -E ':[FE]:|^FAILED' tests/*.log tests/mpi/*.log | head -n 40
 fi
+# With the CUDA toolkit found, the build above includes the CUDA plugin; the
+# build without it must work too (CI builds both ways).
+nocuda=0
+if grep -q 'define DPC_HAVE_CUDA 1' config.h; then
+    mkdir -p "$top/_build_nocuda"
+    if (cd "$top/_build_nocuda" && { [ -f Makefile ] || ../configure -q --without-cuda; } &&
+        make -s -j"$(nproc)" >/dev/null && make -s check TESTS=tests/test_sched >/dev/null 2>&1); then
+        echo "build without CUDA (--without-cuda): ok"
+    else
+        echo "build without CUDA (--without-cuda): FAILED"
+        nocuda=1
+    fi
+fi
 vrc=0
 if [ "${1:-}" = --valgrind ]; then
     make -s check-valgrind >valgrind.out 2>&1
@@ -29,5 +42,6 @@ failed=${sum#* }
 progs=$(grep -c -E '^(FAIL|ERROR):' check.out)
 [ "$failed" -ge "$progs" ] || failed=$progs
 [ $vrc = 0 ] || failed=$((failed + 1))
+failed=$((failed + nocuda))
 echo "$passed passed, $failed failed"
-[ $rc = 0 ] && [ $vrc = 0 ] && [ "$failed" = 0 ]
+[ $rc = 0 ] && [ $vrc = 0 ] && [ $nocuda = 0 ] && [ "$failed" = 0 ]

@@ -7,10 +7,18 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t dpc_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float dpc_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+/* The CUDA kernels use these very functions, so a reduction gives the same
+ * bits on the device as on the host (ranks may mix the two). */
+#ifdef __CUDACC__
+#define DPC_HD __host__ __device__
+#else
+#define DPC_HD
+#endif
 
-static inline float dpc_half_to_float(uint16_t h)
+DPC_HD static inline uint32_t dpc_f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+DPC_HD static inline float dpc_u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+DPC_HD static inline float dpc_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t em = h & 0x7fffu;
@@ -22,7 +30,7 @@ static inline float dpc_half_to_float(uint16_t h)
     return dpc_u2f((em >= 0x7c00u ? special : scaled) | sign);
 }
 
-static inline uint16_t dpc_float_to_half(float f)
+DPC_HD static inline uint16_t dpc_float_to_half(float f)
 {
     uint32_t u = dpc_f2u(f);
     uint32_t sign = u & 0x80000000u;
@@ -39,12 +47,12 @@ static inline uint16_t dpc_float_to_half(float f)
     return (uint16_t)(r | (sign >> 16));
 }
 
-static inline float dpc_bf16_to_float(uint16_t b)
+DPC_HD static inline float dpc_bf16_to_float(uint16_t b)
 {
     return dpc_u2f((uint32_t)b << 16);
 }
 
-static inline uint16_t dpc_float_to_bf16(float f)
+DPC_HD static inline uint16_t dpc_float_to_bf16(float f)
 {
     uint32_t u = dpc_f2u(f);
     uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;

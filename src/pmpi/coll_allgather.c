@@ -5,6 +5,7 @@
 #include "config.h"
 #include "check.h"
 #include "jobs.h"
+#include "stage.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,21 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
                              (long long)sendcount * sti.size, (long long)mine * rti.size);
     } else {
         sti = rti;
+    }
+    if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
+        if (mode == DPC_PERSISTENT)
+            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
+                             "are not supported yet (use the blocking or nonblocking form)", call);
+        dpc_stage_t ss, rs;
+        void *hs, *hr;
+        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+                                  DPC_SPAN(sendtype, sendcount), &hs, &rs, recvbuf,
+                                  v ? DPC_SPANV(recvtype, size, recvcounts, displs)
+                                    : DPC_SPAN(recvtype, recvcount * size), &hr)))
+            return err;
+        err = allgather(call, in_place ? MPI_IN_PLACE : hs, sendcount, sendtype, hr, recvcount,
+                        recvcounts, displs, recvtype, comm, DPC_BLOCKING, NULL, v);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
     }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))

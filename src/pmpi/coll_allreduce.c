@@ -2,6 +2,7 @@
 #include "config.h"
 #include "check.h"
 #include "jobs.h"
+#include "stage.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,20 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (!in_place && count > 0 && sendbuf == recvbuf)
         return dpc_raise(comm, MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer "
                          "(use MPI_IN_PLACE)", call);
+    if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
+        if (mode == DPC_PERSISTENT)
+            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
+                             "are not supported yet (use the blocking or nonblocking form)", call);
+        dpc_stage_t ss, rs;
+        void *hs, *hr;
+        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+                                  DPC_SPAN(datatype, count), &hs, &rs, recvbuf,
+                                  DPC_SPAN(datatype, count), &hr)))
+            return err;
+        err = allreduce(call, in_place ? MPI_IN_PLACE : hs, hr, count, datatype, op, comm,
+                        DPC_BLOCKING, NULL);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+    }
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {
         dpc_note_pmpi(DPC_ALLREDUCE, why);

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "check.h"
 #include "jobs.h"
+#include "stage.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,18 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     if (root < 0 || root >= size)
         return dpc_raise(comm, MPI_ERR_ROOT, "%s: root %d is not a rank of the communicator "
                          "(size %d)", call, root, size);
+    if (DPC_ON_DEVICE(buffer, NULL)) {
+        if (mode == DPC_PERSISTENT)
+            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
+                             "are not supported yet (use the blocking or nonblocking form)", call);
+        dpc_stage_t ss, rs;
+        void *hs, *hr;
+        if ((err = dpc_stage_pair(comm, call, &ss, NULL, DPC_SPAN(datatype, 0), &hs, &rs, buffer,
+                                  DPC_SPAN(datatype, count), &hr)))
+            return err;
+        err = bcast(call, hr, count, datatype, root, comm, DPC_BLOCKING, NULL);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+    }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;

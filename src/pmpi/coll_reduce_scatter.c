@@ -3,6 +3,7 @@
 #include "config.h"
 #include "check.h"
 #include "jobs.h"
+#include "stage.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,20 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (total > INT32_MAX && !ti.contig)
         return dpc_raise(comm, MPI_ERR_COUNT, "%s: more than 2^31 elements of a non-contiguous "
                          "datatype", call);
+    if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
+        if (mode == DPC_PERSISTENT)
+            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
+                             "are not supported yet (use the blocking or nonblocking form)", call);
+        dpc_stage_t ss, rs;
+        void *hs, *hr;
+        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+                                  DPC_SPAN(datatype, (int)total), &hs, &rs, recvbuf,
+                                  DPC_SPAN(datatype, (int)(in_place ? total : mine)), &hr)))
+            return err;
+        err = reduce_scatter(call, in_place ? MPI_IN_PLACE : hs, hr, recvcount, recvcounts,
+                             datatype, op, comm, DPC_BLOCKING, NULL);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+    }
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {
         dpc_note_pmpi(coll, why);

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "shim.h"
+#include "stage.h"
 #include "dpc_log.h"
 #include "dpcoll.h"
 #include <sched.h>
@@ -121,6 +122,8 @@ static void dpc_init(int provided)
         dpc_g.keyval = dpc_comm_keyval_create();
         dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
         dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS;
+        if (dpc_g.active)
+            dpc_cuda_load();
     } else if (dpc_g.ux) {
         dpc_ucx_destroy(dpc_g.ux);
         dpc_g.ux = NULL;

@@ -35,6 +35,12 @@ for np in $nps; do
 done
 echo "== nonblocking without the progress thread (DPCOLL_PROGRESS_THREAD=0), 2 ranks"
 DPCOLL_PROGRESS_THREAD=0 mpi 2 "$nbc" || fail=1
+gpu="$top_builddir/tests/test_gpu_coll"
+if [ -x "$gpu" ]; then
+    echo "== device buffers (CUDA build), 2 ranks"
+    mpi 2 "$gpu"; rc=$?
+    [ $rc = 0 ] || [ $rc = 77 ] || fail=1
+fi
 echo "== bad input, 3 ranks"
 mpi 3 "$misc" errors || fail=1
 echo "== dup/collective/free cycles, 2 ranks"

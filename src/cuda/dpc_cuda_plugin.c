@@ -1,0 +1,85 @@
+/*
+ * libdpcoll_cuda.so: the CUDA runtime behind dpc_cuda.h. Built only with
+ * --with-cuda and loaded by libdpcoll at run time (src/pmpi/cuda.c), so that
+ * libdpcoll itself loads on machines without CUDA.
+ */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include "dpc_cuda.h"
+#include "dpc_cuda_kernels.h"
+
+static int init(char *why, size_t len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(why, len, "%s", cudaGetErrorString(e));
+        return -1;
+    }
+    if (n == 0)
+        snprintf(why, len, "no CUDA device");
+    return n;
+}
+
+static int is_device(const void *ptr)
+{
+    struct cudaPointerAttributes at;
+    if (!ptr || cudaPointerGetAttributes(&at, ptr) != cudaSuccess) {
+        cudaGetLastError();   /* clear the sticky "invalid value" of plain host memory */
+        return 0;
+    }
+    return at.type == cudaMemoryTypeDevice;
+}
+
+static int stream_create(void **s)
+{
+    return (int)cudaStreamCreateWithFlags((cudaStream_t *)s, cudaStreamNonBlocking);
+}
+
+static void stream_destroy(void *s)
+{
+    cudaStreamDestroy((cudaStream_t)s);
+}
+
+static int stream_sync(void *s)
+{
+    return (int)cudaStreamSynchronize((cudaStream_t)s);
+}
+
+static int copy_async(void *dst, const void *src, size_t bytes, void *s)
+{
+    return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)s) : 0;
+}
+
+static int reduce_async(void *dst, const void *a, const void *b, size_t n, int dt, int op, void *s)
+{
+    return dpc_cuda_reduce_launch(dst, a, b, n, dt, op, s);
+}
+
+static int host_alloc(void **p, size_t bytes)
+{
+    return (int)cudaMallocHost(p, bytes ? bytes : 1);
+}
+
+static void host_free(void *p)
+{
+    cudaFreeHost(p);
+}
+
+static const char *error_string(int err)
+{
+    return err == DPC_CUDA_UNSUPPORTED ? "no device kernel for this type" : cudaGetErrorString((cudaError_t)err);
+}
+
+static const dpc_cuda_plugin_t plugin = {
+    .version = DPC_CUDA_PLUGIN_VERSION,
+    .init = init, .is_device = is_device,
+    .stream_create = stream_create, .stream_destroy = stream_destroy, .stream_sync = stream_sync,
+    .copy_async = copy_async, .reduce_async = reduce_async,
+    .host_alloc = host_alloc, .host_free = host_free, .error_string = error_string,
+};
+
+__attribute__((visibility("default"))) const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version)
+{
+    return version == DPC_CUDA_PLUGIN_VERSION ? &plugin : NULL;
+}

@@ -1,0 +1,43 @@
+/*
+ * The CUDA plugin's interface. libdpcoll itself never links the CUDA
+ * libraries: a build with CUDA also installs libdpcoll_cuda.so (which does)
+ * and libdpcoll loads it with dlopen at MPI_Init. On a machine without a GPU
+ * or driver the load or its init fails, libdpcoll says so in one log line
+ * and runs host-only; a program that never passes device memory never
+ * notices. All functions return 0 or a CUDA error code (error_string names
+ * it), except where stated.
+ */
+#ifndef DPC_CUDA_H
+#define DPC_CUDA_H
+
+#include <stddef.h>
+
+#define DPC_CUDA_PLUGIN_VERSION 1
+
+typedef struct dpc_cuda_plugin {
+    int version;
+    /* Devices visible (>= 1), or 0 / negative with the reason in why. */
+    int (*init)(char *why, size_t len);
+    /* 1 if ptr is device memory (cudaMemoryTypeDevice), else 0. Host,
+     * registered-host and managed memory are host-accessible: 0. */
+    int (*is_device)(const void *ptr);
+    int (*stream_create)(void **stream);
+    void (*stream_destroy)(void *stream);
+    int (*stream_sync)(void *stream);
+    /* cudaMemcpyAsync with cudaMemcpyDefault (any direction). */
+    int (*copy_async)(void *dst, const void *src, size_t bytes, void *stream);
+    /* dst[i] = a[i] op b[i] on the device (dpc_dtype_t, dpc_op_t); -1 when
+     * the pair has no device kernel (long double). */
+    int (*reduce_async)(void *dst, const void *a, const void *b, size_t n, int dt, int op,
+                        void *stream);
+    int (*host_alloc)(void **p, size_t bytes);      /* pinned host memory */
+    void (*host_free)(void *p);
+    const char *(*error_string)(int err);
+} dpc_cuda_plugin_t;
+
+/* The one symbol the plugin exports. */
+typedef const dpc_cuda_plugin_t *(*dpc_cuda_plugin_get_fn)(int version);
+#define DPC_CUDA_PLUGIN_SYMBOL "dpc_cuda_plugin_get"
+const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version);
+
+#endif

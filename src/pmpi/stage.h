@@ -1,0 +1,52 @@
+/* Device buffers staged through host copies (cuda.c). */
+#ifndef DPC_STAGE_H
+#define DPC_STAGE_H
+
+#include "shim.h"
+#include "jobs.h"
+
+extern const struct dpc_cuda_plugin *dpc_cuda;   /* NULL: host buffers only */
+void dpc_cuda_load(void);
+const char *dpc_cuda_status(void);
+bool dpc_cuda_is_device(const void *p);
+
+typedef struct dpc_stage {
+    void *dev;
+    char *host;          /* pinned copy of [dev+lo, dev+hi) */
+    MPI_Aint lo, hi;
+} dpc_stage_t;
+
+/* A host copy of the part of dev that n blocks (counts/displs, or count
+ * elements) of dt cover; *host is to be used in place of dev (same
+ * offsets). copy_in: fill it from the device. */
+int dpc_stage_in(dpc_stage_t *st, const void *dev, MPI_Datatype dt, int n, const int *counts,
+                 int count, const int *displs, bool copy_in, void **host);
+/* Copy the host copy back to the device. */
+int dpc_stage_out(dpc_stage_t *st);
+void dpc_stage_free(dpc_stage_t *st);
+
+/* What a buffer argument covers: n blocks of counts[i] at displs[i], or
+ * count elements, of dt. */
+typedef struct dpc_span {
+    MPI_Datatype dt;
+    int n;
+    const int *counts;
+    int count;
+    const int *displs;
+} dpc_span_t;
+#define DPC_SPAN(dt, count) ((dpc_span_t){(dt), 1, NULL, (count), NULL})
+#define DPC_SPANV(dt, n, counts, displs) ((dpc_span_t){(dt), (n), (counts), 0, (displs)})
+
+/* A call with a device buffer among its two: host copies of those on the
+ * device (*hs, *hr; the others unchanged). The call then runs blocking on
+ * them, and dpc_stage_done copies the receive side back, frees, and for a
+ * nonblocking call hands back a completed request. Persistent calls on
+ * device buffers are refused by the caller. */
+int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_stage_t *ss, const void *sbuf,
+                   dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf, dpc_span_t rd, void **hr);
+int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
+                   dpc_mode_t mode, MPI_Request *req);
+/* Nonzero when one of the buffers is on the device (the plugin is on). */
+#define DPC_ON_DEVICE(a, b) (dpc_cuda && (dpc_cuda_is_device(a) || dpc_cuda_is_device(b)))
+
+#endif

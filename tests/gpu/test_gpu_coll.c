@@ -1,0 +1,162 @@
+/*
+ * Device buffers through every intercepted collective: each result, computed
+ * by libdpcoll on cudaMalloc'd memory (with host memory on some ranks: the
+ * mix must work too), is copied back and compared bit for bit with the MPI
+ * library's own result (PMPI_*) on host copies of the same data. Integer-
+ * valued data, so the sums are exact in any order.
+ *
+ * Without a usable GPU it prints one line saying why and exits 77 (skip).
+ */
+#include "config.h"
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, cases, failures;
+
+static void *dmalloc(size_t n)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, n ? n : 1) != cudaSuccess) {
+        fprintf(stderr, "rank %d: cudaMalloc(%zu) failed\n", rank, n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
+
+/* a buffer on the device or on the host, by mode: 0 all host, 1 all device,
+ * 2 device on even ranks only */
+static int on_device(int mode) { return mode == 1 || (mode == 2 && rank % 2 == 0); }
+static void *buf_alloc(int mode, size_t n) { return on_device(mode) ? dmalloc(n) : calloc(1, n ? n : 1); }
+static void buf_free(int mode, void *p) { if (on_device(mode)) cudaFree(p); else free(p); }
+static void put(int mode, void *dst, const void *src, size_t n)
+{
+    if (on_device(mode)) cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice); else memcpy(dst, src, n);
+}
+static void get(int mode, void *dst, const void *src, size_t n)
+{
+    if (on_device(mode)) cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost); else memcpy(dst, src, n);
+}
+
+static void check(const char *what, int mode, long n, const void *got, const void *want, size_t bytes)
+{
+    int bad = memcmp(got, want, bytes) != 0, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    cases++;
+    if (any) {
+        failures++;
+        if (rank == 0)
+            printf("FAILED: %s, buffers %s, count %ld\n", what,
+                   mode == 1 ? "on the device" : mode == 2 ? "mixed" : "on the host", n);
+    }
+}
+
+static void fill(int *h, long n, int salt)
+{
+    for (long i = 0; i < n; i++)
+        h[i] = rank * 1000 + salt * 7 + (int)(i % 977);
+}
+
+static void run(int mode, long n)
+{
+    size_t b = sizeof(int) * (size_t)n, bp = b * (size_t)size;
+    int *hin = malloc(bp), *hout = malloc(bp), *ref = malloc(bp);
+    void *din = buf_alloc(mode, bp), *dout = buf_alloc(mode, bp);
+    MPI_Request r;
+    /* allreduce, out of place, in place, nonblocking */
+    fill(hin, n, 1);
+    put(mode, din, hin, b);
+    MPI_Allreduce(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    get(mode, hout, dout, b);
+    PMPI_Allreduce(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    check("allreduce", mode, n, hout, ref, b);
+    put(mode, dout, hin, b);
+    MPI_Allreduce(MPI_IN_PLACE, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    get(mode, hout, dout, b);
+    check("allreduce in place", mode, n, hout, ref, b);
+    MPI_Iallreduce(din, dout, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    get(mode, hout, dout, b);
+    PMPI_Allreduce(hin, ref, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    check("iallreduce max", mode, n, hout, ref, b);
+    /* reduce_scatter_block */
+    fill(hin, n * size, 2);
+    put(mode, din, hin, bp);
+    MPI_Reduce_scatter_block(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    get(mode, hout, dout, b);
+    PMPI_Reduce_scatter_block(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    check("reduce_scatter_block", mode, n, hout, ref, b);
+    /* allgather, bcast, alltoall */
+    fill(hin, n, 3);
+    put(mode, din, hin, b);
+    MPI_Allgather(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD);
+    get(mode, hout, dout, bp);
+    PMPI_Allgather(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+    check("allgather", mode, n, hout, ref, bp);
+    fill(hin, n, 4);
+    put(mode, dout, hin, b);
+    MPI_Bcast(dout, (int)n, MPI_INT, size - 1, MPI_COMM_WORLD);
+    get(mode, hout, dout, b);
+    memcpy(ref, hin, b);
+    PMPI_Bcast(ref, (int)n, MPI_INT, size - 1, MPI_COMM_WORLD);
+    check("bcast", mode, n, hout, ref, b);
+    fill(hin, n * size, 5);
+    put(mode, din, hin, bp);
+    MPI_Ialltoall(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    get(mode, hout, dout, bp);
+    PMPI_Alltoall(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+    check("ialltoall", mode, n, hout, ref, bp);
+    /* v-variants: rank i's block has n - i elements (at least 0) */
+    int *cnt = malloc(sizeof(int) * size), *dis = malloc(sizeof(int) * size);
+    for (int i = 0, at = 0; i < size; i++) {
+        cnt[i] = (int)(n > i ? n - i : 0);
+        dis[i] = at;
+        at += cnt[i];
+    }
+    memset(hout, 0, bp);
+    memset(ref, 0, bp);
+    put(mode, dout, hout, bp);
+    MPI_Allgatherv(din, cnt[rank], MPI_INT, dout, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    get(mode, hout, dout, bp);
+    PMPI_Allgatherv(hin, cnt[rank], MPI_INT, ref, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    check("allgatherv", mode, n, hout, ref, bp);
+    MPI_Alltoallv(din, cnt, dis, MPI_INT, dout, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    get(mode, hout, dout, bp);
+    PMPI_Alltoallv(hin, cnt, dis, MPI_INT, ref, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    check("alltoallv", mode, n, hout, ref, bp);
+    free(cnt);
+    free(dis);
+    buf_free(mode, din);
+    buf_free(mode, dout);
+    free(hin);
+    free(hout);
+    free(ref);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int ndev = 0, ok = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (rank == 0)
+            printf("SKIP: no usable CUDA device here (%s): the device-buffer tests need a GPU\n",
+                   cudaGetErrorString(cudaGetDeviceCount(&ndev)));
+        MPI_Finalize();
+        return 77;
+    }
+    cudaSetDevice(rank % ndev);
+    const long counts[] = {0, 1, 7, 1000, 1 << 20};
+    for (int mode = 1; mode <= 2; mode++)
+        for (int c = 0; c < 5; c++)
+            run(mode, counts[c]);
+    if (rank == 0)
+        printf("np=%d: %d device-buffer cases compared with PMPI, %d failed\n", size, cases, failures);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
