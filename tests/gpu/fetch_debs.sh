@@ -11,5 +11,8 @@ cd "$here/debs"
 pkgs="mpich libmpich12 libucx0 libhwloc15 libnuma1 libibverbs1 librdmacm1 libgfortran5
       libsubunit0 libslurm38 hwloc-nox ibverbs-providers"
 apt-get download $pkgs
+# the CUDA runtime the build links (the device machine may have only the driver)
+mkdir -p lib
+cp -a /usr/local/cuda/lib64/libcudart.so* lib/
 ls -la "$here/debs"
 du -sh "$here/debs"
