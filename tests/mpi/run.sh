@@ -35,6 +35,11 @@ for np in $nps; do
 done
 echo "== nonblocking without the progress thread (DPCOLL_PROGRESS_THREAD=0), 2 ranks"
 DPCOLL_PROGRESS_THREAD=0 mpi 2 "$nbc" || fail=1
+fake="$top_builddir/tests/test_fakedev_coll"
+for np in 2 3; do
+    echo "== device buffers on a fake device the host cannot touch (staging), $np ranks"
+    DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi "$np" "$fake" || fail=1
+done
 gpu="$top_builddir/tests/test_gpu_coll"
 if [ -x "$gpu" ]; then
     echo "== device buffers (CUDA build), 2 ranks"
