@@ -104,6 +104,19 @@ static void run(int mode, long n)
     get(mode, hout, dout, b);
     PMPI_Reduce_scatter_block(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     check("reduce_scatter_block", mode, n, hout, ref, b);
+    /* reduce_scatter: rank i's block has n - i elements (at least 0) */
+    {
+        int *rc = malloc(sizeof(int) * size);
+        long tot = 0;
+        for (int i = 0; i < size; i++)
+            tot += rc[i] = (int)(n > i ? n - i : 0);
+        (void)tot;
+        MPI_Reduce_scatter(din, dout, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        get(mode, hout, dout, sizeof(int) * (size_t)rc[rank]);
+        PMPI_Reduce_scatter(hin, ref, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        check("reduce_scatter", mode, n, hout, ref, sizeof(int) * (size_t)rc[rank]);
+        free(rc);
+    }
     /* allgather, bcast, alltoall */
     fill(hin, n, 3);
     put(mode, din, hin, b);
