@@ -283,6 +283,15 @@ dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_
     st = ucp_config_read("DPCOLL", NULL, &conf);   /* DPCOLL_UCX_* tunes our context only */
     if (st != UCS_OK)
         goto fail;
+    /* Rendezvous by "put" unless the user chose: with the default "get" over
+     * cma, the receiver owes the sender an acknowledgement after its receive
+     * has completed, and a receiver that has finished its collective and
+     * left the library (into the MPI library's own calls, or computation)
+     * can leave it unsent, so the sender's collective hangs (seen with
+     * test_fakedev_coll at 3 ranks; "put" never did). With "put" a rank's
+     * part is over when its own operations are. */
+    if (!getenv("DPCOLL_UCX_RNDV_SCHEME") && !getenv("UCX_RNDV_SCHEME"))
+        ucp_config_modify(conf, "RNDV_SCHEME", "put_zcopy");
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
