@@ -84,12 +84,9 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
         sti = rti;
     }
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
-        if (mode == DPC_PERSISTENT)
-            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                             "are not supported yet (use the blocking or nonblocking form)", call);
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(sendtype, sendcount), &hs, &rs, recvbuf,
                                   v ? DPC_SPANV(recvtype, size, recvcounts, displs)
                                     : DPC_SPAN(recvtype, recvcount * size), &hr)))
@@ -121,9 +118,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     j->base.bytes = (unsigned long long)total * (unsigned long long)rti.size;
     if ((err = dpc_keep_type(recvtype, &rti, mode, &j->recvtype, &j->rt_ours)) ||
         (!in_place && (err = dpc_keep_type(sendtype, &sti, mode, &j->sendtype, &j->st_ours)))) {
-        j->base.release(&j->base);
-        if (j != &local)
-            free(j);
+        dpc_job_discard(&j->base, j != &local);
         return dpc_raise(comm, err, "%s: cannot keep the datatypes", call);
     }
     return dpc_run(comm, c, &j->base, mode, req);

@@ -54,12 +54,9 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
         return dpc_raise(comm, MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer "
                          "(use MPI_IN_PLACE)", call);
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
-        if (mode == DPC_PERSISTENT)
-            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                             "are not supported yet (use the blocking or nonblocking form)", call);
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(datatype, count), &hs, &rs, recvbuf,
                                   DPC_SPAN(datatype, count), &hr)))
             return err;
@@ -94,8 +91,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     j->avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     j->size = c->size;
     if ((err = dpc_keep_type(datatype, &ti, mode, &j->dt, &j->dt_ours))) {
-        if (j != &local)
-            free(j);
+        dpc_job_discard(&j->base, j != &local);
         return dpc_raise(comm, err, "%s: cannot keep the datatype", call);
     }
     return dpc_run(comm, c, &j->base, mode, req);

@@ -91,12 +91,9 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
         sti = rti;
     }
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
-        if (mode == DPC_PERSISTENT)
-            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                             "are not supported yet (use the blocking or nonblocking form)", call);
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
                                   v ? DPC_SPANV(sendtype, size, sendcounts, sdispls)
                                     : DPC_SPAN(sendtype, sendcount * size), &hs, &rs, recvbuf,
                                   v ? DPC_SPANV(recvtype, size, recvcounts, rdispls)
@@ -131,9 +128,7 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     j->rank = rank;
     if ((err = dpc_keep_type(recvtype, &rti, mode, &j->recvtype, &j->rt_ours)) ||
         (!in_place && (err = dpc_keep_type(sendtype, &sti, mode, &j->sendtype, &j->st_ours)))) {
-        j->base.release(&j->base);
-        if (j != &local)
-            free(j);
+        dpc_job_discard(&j->base, j != &local);
         return dpc_raise(comm, err, "%s: cannot keep the datatypes", call);
     }
     return dpc_run(comm, c, &j->base, mode, req);

@@ -33,12 +33,9 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         return dpc_raise(comm, MPI_ERR_ROOT, "%s: root %d is not a rank of the communicator "
                          "(size %d)", call, root, size);
     if (DPC_ON_DEVICE(buffer, NULL)) {
-        if (mode == DPC_PERSISTENT)
-            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                             "are not supported yet (use the blocking or nonblocking form)", call);
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, &ss, NULL, DPC_SPAN(datatype, 0), &hs, &rs, buffer,
+        if ((err = dpc_stage_pair(comm, call, mode, &ss, NULL, DPC_SPAN(datatype, 0), &hs, &rs, buffer,
                                   DPC_SPAN(datatype, count), &hr)))
             return err;
         err = bcast(call, hr, count, datatype, root, comm, DPC_BLOCKING, NULL);
@@ -62,8 +59,7 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     j->rank = rank;
     j->size = size;
     if ((err = dpc_keep_type(datatype, &ti, mode, &j->recvtype, &j->rt_ours))) {
-        if (j != &local)
-            free(j);
+        dpc_job_discard(&j->base, j != &local);
         return dpc_raise(comm, err, "%s: cannot keep the datatype", call);
     }
     return dpc_run(comm, c, &j->base, mode, req);

@@ -90,12 +90,9 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
         return dpc_raise(comm, MPI_ERR_COUNT, "%s: more than 2^31 elements of a non-contiguous "
                          "datatype", call);
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
-        if (mode == DPC_PERSISTENT)
-            return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                             "are not supported yet (use the blocking or nonblocking form)", call);
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, &ss, in_place ? NULL : sendbuf,
+        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(datatype, (int)total), &hs, &rs, recvbuf,
                                   DPC_SPAN(datatype, (int)(in_place ? total : mine)), &hr)))
             return err;
@@ -115,12 +112,12 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
     dpc_reduce_job_t local, *j = DPC_JOB_ALLOC(dpc_reduce_job_t, mode, local);
+    if (j)
+        dpc_reduce_job_setup(j);
     if (!j || !(j->counts = malloc(sizeof(size_t) * (size_t)size))) {
-        if (j != &local)
-            free(j);
+        dpc_job_discard(j ? &j->base : NULL, j != &local);
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     }
-    dpc_reduce_job_setup(j);
     for (int i = 0; i < size; i++)
         j->counts[i] = (size_t)(recvcounts ? recvcounts[i] : recvcount) * (size_t)ti.nbasic;
     j->base.call = call;
@@ -137,9 +134,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     j->avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     j->size = size;
     if ((err = dpc_keep_type(datatype, &ti, mode, &j->dt, &j->dt_ours))) {
-        free(j->counts);
-        if (j != &local)
-            free(j);
+        dpc_job_discard(&j->base, j != &local);
         return dpc_raise(comm, err, "%s: cannot keep the datatype", call);
     }
     return dpc_run(comm, c, &j->base, mode, req);

@@ -23,11 +23,6 @@ const dpc_cuda_plugin_t *dpc_cuda;
 static void *stream;
 static char status[256] = "not built with CUDA";
 
-const char *dpc_cuda_status(void)
-{
-    return status;
-}
-
 void dpc_cuda_load(void)
 {
     const char *v = getenv("DPCOLL_CUDA"), *env = getenv("DPCOLL_CUDA_PLUGIN");
@@ -143,9 +138,14 @@ void dpc_stage_free(dpc_stage_t *st)
     st->host = NULL;
 }
 
-int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_stage_t *ss, const void *sbuf,
-                   dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf, dpc_span_t rd, void **hr)
+int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t *ss,
+                   const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
+                   dpc_span_t rd, void **hr)
 {
+    /* a persistent request would need staging at every MPI_Start */
+    if (mode == DPC_PERSISTENT)
+        return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
+                         "are not supported yet (use the blocking or nonblocking form)", call);
     memset(ss, 0, sizeof(*ss));
     memset(rs, 0, sizeof(*rs));
     *hs = (void *)sbuf;

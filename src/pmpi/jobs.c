@@ -20,6 +20,16 @@ int dpc_keep_type(MPI_Datatype dt, const dpc_dtinfo_t *ti, dpc_mode_t mode, MPI_
     return rc;
 }
 
+void dpc_job_discard(dpc_job_t *j, bool heap)
+{
+    if (!j)
+        return;
+    if (j->release)
+        j->release(j);
+    if (heap)
+        free(j);
+}
+
 void dpc_drop_type(MPI_Datatype *dt, bool *ours)
 {
     if (*ours)

@@ -70,6 +70,10 @@ int dpc_keep_type(MPI_Datatype dt, const dpc_dtinfo_t *ti, dpc_mode_t mode, MPI_
                   bool *ours);
 void dpc_drop_type(MPI_Datatype *dt, bool *ours);
 
+/* A job that will not run after all: its staging goes, and the job itself
+ * when it was allocated (not the caller's stack copy). NULL is fine. */
+void dpc_job_discard(dpc_job_t *j, bool heap);
+
 /* A request already complete, for calls that ran to the end at once. */
 int dpc_done_request(MPI_Request *req);
 

@@ -298,7 +298,6 @@ void dpc_nbc_reap(bool all)
 int dpc_nbc_init(void)
 {
     pthread_cond_init(&dpc_g.prog_cv, NULL);
-    pthread_cond_init(&dpc_g.done_cv, NULL);
     int rc = PMPIX_Grequest_class_create(greq_query, greq_free, greq_cancel, greq_poll, greq_wait,
                                         &dpc_g.greq_class);
     if (rc != MPI_SUCCESS)
@@ -328,5 +327,4 @@ void dpc_nbc_fini(void)
         dpc_g.prog_running = false;
     }
     pthread_cond_destroy(&dpc_g.prog_cv);
-    pthread_cond_destroy(&dpc_g.done_cv);
 }

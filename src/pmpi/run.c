@@ -189,10 +189,8 @@ static void op_test_locked(dpc_req_t *op)
     op->st = st;
     op->running = false;
     op->done = true;
-    if (op->mode != DPC_BLOCKING) {
+    if (op->mode != DPC_BLOCKING)
         __atomic_sub_fetch(&dpc_g.nb_active, 1, __ATOMIC_RELEASE);
-        pthread_cond_broadcast(&dpc_g.done_cv);
-    }
 }
 
 bool dpc_ops_progress_locked(void)

@@ -49,7 +49,6 @@ typedef struct dpc_shim {
     int lock_wanted;        /* user threads waiting for the lock */
     struct dpc_req *ops;     /* every nonblocking op not yet freed (list) */
     pthread_cond_t prog_cv; /* progress thread: work to do */
-    pthread_cond_t done_cv; /* an op's schedule finished */
     pthread_t prog_thread;
     bool prog_running, prog_stop;
     MPIX_Grequest_class greq_class;

@@ -7,7 +7,6 @@
 
 extern const struct dpc_cuda_plugin *dpc_cuda;   /* NULL: host buffers only */
 void dpc_cuda_load(void);
-const char *dpc_cuda_status(void);
 bool dpc_cuda_is_device(const void *p);
 
 typedef struct dpc_stage {
@@ -41,9 +40,10 @@ typedef struct dpc_span {
  * device (*hs, *hr; the others unchanged). The call then runs blocking on
  * them, and dpc_stage_done copies the receive side back, frees, and for a
  * nonblocking call hands back a completed request. Persistent calls on
- * device buffers are refused by the caller. */
-int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_stage_t *ss, const void *sbuf,
-                   dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf, dpc_span_t rd, void **hr);
+ * device buffers are refused here (MPI_ERR_BUFFER). */
+int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t *ss,
+                   const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
+                   dpc_span_t rd, void **hr);
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, MPI_Request *req);
 /* Nonzero when one of the buffers is on the device (the plugin is on). */
