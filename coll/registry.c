@@ -11,16 +11,21 @@ extern const dpc_algo_t dpc_algo_allreduce_ring, dpc_algo_allreduce_recursive_do
     dpc_algo_allgatherv_ring, dpc_algo_allgather_recursive_doubling,
     dpc_algo_allgatherv_recursive_doubling, dpc_algo_allgather_bruck,
     dpc_algo_allgatherv_bruck, dpc_algo_bcast_binomial, dpc_algo_bcast_scatter_allgather,
-    dpc_algo_alltoall_pairwise, dpc_algo_alltoallv_pairwise, dpc_algo_alltoall_bruck;
+    dpc_algo_alltoall_pairwise, dpc_algo_alltoallv_pairwise, dpc_algo_alltoall_bruck,
+    dpc_algo_allreduce_direct, dpc_algo_reduce_scatter_block_direct,
+    dpc_algo_reduce_scatter_direct;
 
 static const dpc_algo_t *const registry[] = {
     &dpc_algo_allreduce_ring,
     &dpc_algo_allreduce_recursive_doubling,
     &dpc_algo_allreduce_rabenseifner,
+    &dpc_algo_allreduce_direct,
     &dpc_algo_reduce_scatter_block_ring,
     &dpc_algo_reduce_scatter_block_recursive_halving,
+    &dpc_algo_reduce_scatter_block_direct,
     &dpc_algo_reduce_scatter_ring,
     &dpc_algo_reduce_scatter_recursive_halving,
+    &dpc_algo_reduce_scatter_direct,
     &dpc_algo_allgather_ring,
     &dpc_algo_allgather_recursive_doubling,
     &dpc_algo_allgather_bruck,
@@ -74,6 +79,8 @@ const dpc_algo_t *dpc_algo_find(dpc_coll_t c, const char *name)
 bool dpc_algo_applies(const dpc_algo_t *al, const dpc_coll_args_t *a)
 {
     if (al->coll != a->coll)
+        return false;
+    if ((al->flags & DPC_ALGO_ONE_SIDED) && !a->one_sided)
         return false;
     if (al->flags & DPC_ALGO_EQUAL_COUNTS_ONLY)
         return !a->counts && !a->scounts;

@@ -57,6 +57,8 @@ typedef struct dpc_coll_args {
     dpc_op_t op;
     int root;
     size_t seg_bytes;   /* pipeline segment size for chunked algorithms; 0 = default */
+    bool one_sided;     /* the transport can read peers' memory (host buffers): the
+                         * same on every rank, as the transport and library are */
 } dpc_coll_args_t;
 
 /* Alpha-beta-gamma (Hockney) cost parameters: a message of n bytes costs
@@ -69,6 +71,7 @@ typedef struct dpc_cost_params {
 
 /* Restrictions an algorithm states about its inputs. */
 #define DPC_ALGO_EQUAL_COUNTS_ONLY 0x1u  /* alltoallv: Bruck cannot relay unknown sizes */
+#define DPC_ALGO_ONE_SIDED 0x2u          /* reads peers' memory: needs args.one_sided */
 
 typedef struct dpc_algo {
     const char *name;

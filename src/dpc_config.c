@@ -15,6 +15,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->timeout_s = DPC_DEFAULT_TIMEOUT_S;
     cfg->seg_bytes = DPC_DEFAULT_SEG_BYTES;
     cfg->progress_thread = true;
+    cfg->one_sided = true;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -55,6 +56,10 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     }
     if ((v = getenv("DPCOLL_PROGRESS_THREAD")) && parse_bool(v, &cfg->progress_thread)) {
         snprintf(err, errlen, "DPCOLL_PROGRESS_THREAD=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_ONE_SIDED")) && parse_bool(v, &cfg->one_sided)) {
+        snprintf(err, errlen, "DPCOLL_ONE_SIDED=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
     }
     if ((v = getenv("DPCOLL_TUNE_FILE")) && *v) {
@@ -129,6 +134,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[9] = (long long)cfg->cost.large_bytes;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[10 + c] = algo_index(cfg->force[c]);
+    v[10 + DPC_COLL_COUNT] = cfg->one_sided;
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -143,6 +149,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->cost.large_bytes = (size_t)v[9];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[10 + c] >= 0 ? dpc_algos()[v[10 + c]] : NULL;
+    cfg->one_sided = v[10 + DPC_COLL_COUNT] != 0;
 }
 
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen)

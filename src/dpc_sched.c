@@ -17,7 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP } step_kind_t;
+typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPOSE,
+               STEP_GET, STEP_PUT } step_kind_t;
 typedef enum { ST_WAITING, ST_ISSUED, ST_DONE } step_state_t;
 typedef enum { S_BUILDING, S_RUNNING, S_DONE, S_FAILED } sched_state_t;
 
@@ -33,12 +34,17 @@ typedef struct step {
     const void *a, *b;
     size_t count;           /* bytes (send/recv/copy) or elements (reduce) */
     size_t done;            /* local steps done in slices: how much is done */
+    size_t off;             /* get: offset into the peer's region */
     dpc_dtype_t dt;
     dpc_op_t op;
     dpc_xfer_t *xfer;
 } step_t;
 
 typedef struct { int32_t from, to; } edge_t;
+
+/* A peer's region descriptor turned into a transport handle, once per
+ * schedule however many gets read from it. */
+typedef struct { const void *desc; int peer; void *remote; } import_t;
 
 struct dpc_sched {
     dpc_sched_params_t prm;
@@ -61,6 +67,10 @@ struct dpc_sched {
     size_t pool_used, scratch_total;
     uint64_t start_ns;
     unsigned ntests;         /* test() calls since start: the clock is read every 16th */
+    void **exposed;          /* transport handles of this schedule's regions */
+    int nexposed, cap_exposed;
+    import_t *imports;
+    int nimports, cap_imports;
     int *waiting;            /* peers in flight at failure */
     int nwaiting;
     dpc_sched_stats_t stats;
@@ -233,6 +243,47 @@ dpc_step_id_t dpc_sched_copy(dpc_sched_t *s, void *dst, const void *src, size_t 
     return add_step(s, &p, deps, ndeps);
 }
 
+bool dpc_sched_one_sided(const dpc_sched_t *s)
+{
+    return dpc_transport_one_sided(s->prm.tp) && s->prm.mem == DPC_MEM_HOST;
+}
+
+dpc_step_id_t dpc_sched_expose(dpc_sched_t *s, void *buf, size_t bytes, void *desc,
+                               const dpc_step_id_t *deps, int ndeps)
+{
+    if (!dpc_transport_one_sided(s->prm.tp)) {
+        set_error(s, DPC_ERR_UNSUPPORTED, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_EXPOSE, .peer = -1, .dst = desc, .a = buf, .count = bytes};
+    return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t offset,
+                            void *dst, size_t bytes, const dpc_step_id_t *deps, int ndeps)
+{
+    if (!dpc_transport_one_sided(s->prm.tp)) {
+        set_error(s, DPC_ERR_UNSUPPORTED, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    if (peer < 0 || peer >= s->prm.tp->size) {
+        set_error(s, DPC_ERR_ARG, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_GET, .peer = peer, .a = desc, .off = offset, .dst = dst,
+                .count = bytes};
+    return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_put(dpc_sched_t *s, int peer, const void *desc, size_t offset,
+                            const void *src, size_t bytes, const dpc_step_id_t *deps, int ndeps)
+{
+    dpc_step_id_t id = dpc_sched_get(s, peer, desc, offset, (void *)src, bytes, deps, ndeps);
+    if (id != DPC_STEP_NONE)
+        s->steps[id].kind = STEP_PUT;
+    return id;
+}
+
 dpc_step_id_t dpc_sched_nop(dpc_sched_t *s, const dpc_step_id_t *deps, int ndeps)
 {
     step_t p = {.kind = STEP_NOP, .peer = -1};
@@ -329,6 +380,47 @@ static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
     return DPC_OK;
 }
 
+static dpc_status_t expose_step(dpc_sched_t *s, step_t *st)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    void *h = NULL;
+    if (grow((void **)&s->exposed, &s->cap_exposed, s->nexposed + 1, sizeof(void *)))
+        return DPC_ERR_NOMEM;
+    memset(st->dst, 0, DPC_REGION_DESC_MAX);
+    dpc_status_t rc = tp->ops->expose(tp, (void *)st->a, st->count, s->prm.mem, st->dst, &h);
+    if (rc == DPC_OK)
+        s->exposed[s->nexposed++] = h;
+    return rc;
+}
+
+/* The handle for a peer's descriptor: imported at the first get from it. */
+static dpc_status_t import_of(dpc_sched_t *s, int peer, const void *desc, void **remote_p)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    for (int i = 0; i < s->nimports; i++)
+        if (s->imports[i].desc == desc && s->imports[i].peer == peer) {
+            *remote_p = s->imports[i].remote;
+            return DPC_OK;
+        }
+    if (grow((void **)&s->imports, &s->cap_imports, s->nimports + 1, sizeof(import_t)))
+        return DPC_ERR_NOMEM;
+    dpc_status_t rc = tp->ops->import(tp, peer, desc, remote_p);
+    if (rc == DPC_OK)
+        s->imports[s->nimports++] = (import_t){desc, peer, *remote_p};
+    return rc;
+}
+
+/* Regions end with the schedule (its peers have said they are done). */
+static void release_regions(dpc_sched_t *s)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    for (int i = 0; i < s->nimports; i++)
+        tp->ops->unimport(tp, s->imports[i].remote);
+    for (int i = 0; i < s->nexposed; i++)
+        tp->ops->unexpose(tp, s->exposed[i]);
+    s->nimports = s->nexposed = 0;
+}
+
 /* Issues a ready step; false when it is a local step with slices left
  * (it stays at the head of the ready queue). */
 static bool issue_step(dpc_sched_t *s, int id)
@@ -358,6 +450,34 @@ static bool issue_step(dpc_sched_t *s, int id)
             s->stats.bytes_recvd += st->count;
         }
         break;
+    case STEP_EXPOSE:
+        rc = expose_step(s, st);
+        if (rc == DPC_OK)
+            complete_step(s, st);
+        break;
+    case STEP_GET:
+    case STEP_PUT: {
+        void *remote = NULL;
+        rc = import_of(s, st->peer, st->a, &remote);
+        if (rc == DPC_OK && st->kind == STEP_GET)
+            rc = tp->ops->iget(tp, st->peer, remote, st->off, st->dst, st->count, s->prm.mem,
+                               xfer_done, st, &st->xfer);
+        else if (rc == DPC_OK)
+            rc = tp->ops->iput(tp, st->peer, remote, st->off, st->dst, st->count, s->prm.mem,
+                               xfer_done, st, &st->xfer);
+        if (rc == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+            if (st->kind == STEP_GET) {
+                s->stats.gets++;
+                s->stats.bytes_got += st->count;
+            } else {
+                s->stats.puts++;
+                s->stats.bytes_put += st->count;
+            }
+        }
+        break;
+    }
     default:
         rc = run_local(s, st);
         if (rc == DPC_INPROGRESS)
@@ -388,7 +508,10 @@ static void issue_transfers(dpc_sched_t *s)
     int keep = s->ready_head, tail = s->ready_tail;
     for (int k = s->ready_head; k < tail && s->status == DPC_OK; k++) {
         int id = s->ready[k];
-        if (s->steps[id].kind == STEP_SEND || s->steps[id].kind == STEP_RECV)
+        int kind = s->steps[id].kind;
+        /* exposing is cheap and lets the peers start reading */
+        if (kind == STEP_SEND || kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT ||
+            kind == STEP_EXPOSE)
             issue_step(s, id);
         else
             s->ready[keep++] = id;
@@ -524,6 +647,7 @@ static uint64_t wall_ns(void)
 /* Back to an empty schedule being built; allocations of the arrays stay. */
 static void reset(dpc_sched_t *s)
 {
+    release_regions(s);
     for (int i = 0; i < s->nscratch; i++)
         free(s->scratch[i]);
     pool_release(s);
@@ -565,6 +689,8 @@ void dpc_sched_destroy(dpc_sched_t *s)
     }
     reset(s);
     free(s->scratch);
+    free(s->exposed);
+    free(s->imports);
     free(s->steps);
     free(s->edges);
     free(s->succ);
@@ -621,7 +747,8 @@ int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
 
 void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
 {
-    static const char *const kinds[] = {"send", "recv", "reduce", "copy", "nop"};
+    static const char *const kinds[] = {"send", "recv", "reduce", "copy", "nop", "expose", "get",
+                                        "put"};
     size_t off = 0;
     int n = snprintf(buf, len, "%s", dpc_status_str(s->status));
     off = n > 0 ? (size_t)n : 0;
@@ -630,7 +757,7 @@ void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
         n = snprintf(buf + off, len - off, " in step %d (%s", s->failed_step, kinds[st->kind]);
         off += n > 0 ? (size_t)n : 0;
         if (st->peer >= 0 && off < len) {
-            n = snprintf(buf + off, len - off, " %s rank %d", st->kind == STEP_SEND ? "to" : "from",
+            n = snprintf(buf + off, len - off, " %s rank %d", st->kind == STEP_SEND || st->kind == STEP_PUT ? "to" : "from",
                          st->peer);
             off += n > 0 ? (size_t)n : 0;
         }

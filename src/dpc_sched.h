@@ -104,6 +104,25 @@ dpc_step_id_t dpc_sched_reduce(dpc_sched_t *s, void *dst, const void *a, const v
                                const dpc_step_id_t *deps, int ndeps);
 dpc_step_id_t dpc_sched_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
                              const dpc_step_id_t *deps, int ndeps);
+/*
+ * One-sided steps, for transports that can read a peer's memory (see
+ * dpc_transport.h; dpc_sched_one_sided says whether this one can, for host
+ * memory). EXPOSE makes [buf, buf+bytes) readable by peers and writes its
+ * descriptor (DPC_REGION_DESC_MAX bytes) to desc, for a SEND to carry; the
+ * region stays exposed until the schedule is reset or destroyed, so an
+ * algorithm must not finish before its peers have said they are done
+ * reading. GET reads bytes at `offset` of the region whose descriptor is at
+ * desc (received from `peer` by an earlier step) into dst; PUT writes bytes
+ * from src there instead (done = in the peer's memory).
+ */
+bool dpc_sched_one_sided(const dpc_sched_t *s);
+dpc_step_id_t dpc_sched_put(dpc_sched_t *s, int peer, const void *desc, size_t offset,
+                            const void *src, size_t bytes, const dpc_step_id_t *deps, int ndeps);
+dpc_step_id_t dpc_sched_expose(dpc_sched_t *s, void *buf, size_t bytes, void *desc,
+                               const dpc_step_id_t *deps, int ndeps);
+dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t offset,
+                            void *dst, size_t bytes, const dpc_step_id_t *deps, int ndeps);
+
 /* A step that does nothing: a join point for many dependencies. */
 dpc_step_id_t dpc_sched_nop(dpc_sched_t *s, const dpc_step_id_t *deps, int ndeps);
 
@@ -125,8 +144,8 @@ void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len);
 
 /* For tests: counters of what this schedule did. */
 typedef struct dpc_sched_stats {
-    uint64_t sends, recvs, reduces, copies;
-    uint64_t bytes_sent, bytes_recvd, elems_reduced, bytes_copied;
+    uint64_t sends, recvs, reduces, copies, gets, puts;
+    uint64_t bytes_sent, bytes_recvd, elems_reduced, bytes_copied, bytes_got, bytes_put;
 } dpc_sched_stats_t;
 void dpc_sched_get_stats(const dpc_sched_t *s, dpc_sched_stats_t *st);
 

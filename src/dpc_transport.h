@@ -15,6 +15,20 @@
  *  - now_ns() is the clock timeouts are measured on (the simulator's is
  *    virtual); idle_wait() blocks or yields until something may have
  *    happened, at most max_ns: nothing spins a core.
+ *
+ * One-sided access (optional: all six are NULL when a transport has none):
+ *  - expose() makes [buf, buf+len) readable by the group's peers and writes
+ *    a descriptor of it (at most DPC_REGION_DESC_MAX bytes) to send them;
+ *    unexpose() ends that. The owner keeps the region exposed, unchanged,
+ *    until every peer has said it has finished reading (the algorithm's
+ *    business: a message after the reads).
+ *  - import() turns a peer's descriptor into a handle for iget();
+ *    unimport() frees it.
+ *  - iget() reads len bytes at `offset` into the peer's region into buf;
+ *    cb comes exactly once, as for isend/irecv, and then buf holds the data.
+ *  - iput() writes len bytes from buf at `offset` into the peer's region;
+ *    when cb comes the data are in the peer's memory (a message sent after
+ *    it tells the peer so).
  */
 #ifndef DPC_TRANSPORT_H
 #define DPC_TRANSPORT_H
@@ -39,12 +53,33 @@ typedef struct dpc_transport_ops {
     void (*cancel)(dpc_transport_t *tp, dpc_xfer_t *xfer);
     uint64_t (*now_ns)(dpc_transport_t *tp);
     void (*idle_wait)(dpc_transport_t *tp, uint64_t max_ns);
+    dpc_status_t (*expose)(dpc_transport_t *tp, void *buf, size_t len, dpc_memtype_t mem,
+                           void *desc, void **handle_p);
+    void (*unexpose)(dpc_transport_t *tp, void *handle);
+    dpc_status_t (*import)(dpc_transport_t *tp, int peer, const void *desc, void **remote_p);
+    void (*unimport)(dpc_transport_t *tp, void *remote);
+    dpc_status_t (*iget)(dpc_transport_t *tp, int peer, void *remote, size_t offset, void *buf,
+                         size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                         dpc_xfer_t **xfer_p);
+    dpc_status_t (*iput)(dpc_transport_t *tp, int peer, void *remote, size_t offset,
+                         const void *buf, size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb,
+                         void *arg, dpc_xfer_t **xfer_p);
 } dpc_transport_ops_t;
+
+/* Bytes of a region descriptor as expose() writes it and peers receive it. */
+#define DPC_REGION_DESC_MAX 256
+
 
 struct dpc_transport {
     const dpc_transport_ops_t *ops;
     int rank;   /* this endpoint's rank in the group */
     int size;   /* group size */
 };
+
+static inline int dpc_transport_one_sided(const dpc_transport_t *tp)
+{
+    return tp->ops->expose && tp->ops->unexpose && tp->ops->import && tp->ops->unimport &&
+           tp->ops->iget && tp->ops->iput;
+}
 
 #endif

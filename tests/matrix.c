@@ -233,6 +233,7 @@ static int world_make(world_t *w, const mx_case_t *c)
         a->in_place = c->in_place && coll != DPC_BCAST;
         a->root = coll == DPC_BCAST && c->in_place ? p - 1 : 0;
         a->seg_bytes = c->seg_bytes;
+        a->one_sided = true;       /* the simulator reads peers' memory too */
         a->count = c->count;
         size_t sn = 0, rn = 0;
         switch (coll) {
@@ -447,6 +448,11 @@ static int run_once(world_t *w, const mx_case_t *c, uint64_t seed, bool check_tr
         snprintf(msg, len, "%d transfers left behind", dpc_sim_pending(sim));
         goto out;
     }
+    for (int r = 0; r < w->p; r++)
+        if (dpc_sim_regions(sim, r)) {
+            snprintf(msg, len, "rank %d left %d regions exposed", r, dpc_sim_regions(sim, r));
+            goto out;
+        }
     if (check_traffic)
         for (int r = 0; r < w->p; r++) {
             uint64_t want = c->algo->bytes_sent(&w->args[r], r), got = dpc_sim_bytes_sent(sim, r);

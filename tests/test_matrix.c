@@ -63,7 +63,7 @@ START_TEST(test_algo_p)
                 /* small segments on the large case, so pipelines really split */
                 c.seg_bytes = ci == 5 ? 4096 : 0;
                 c.reorder_seed = ci < 5 || !quick ? (uint64_t)(_i * 100 + ci * 10 + ip + 1) : 0;
-                if (!dpc_algo_applies(al, &(dpc_coll_args_t){.coll = al->coll}))
+                if (!dpc_algo_applies(al, &(dpc_coll_args_t){.coll = al->coll, .one_sided = true}))
                     continue;
                 char msg[512];
                 if (mx_run(&c, msg, sizeof(msg)))

@@ -90,6 +90,7 @@ int main(int argc, char **argv)
     }
     printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
     printf("  DPCOLL_PROGRESS_THREAD                 %d\n", cfg.progress_thread);
+    printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
     printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file" : "built-in defaults");
     const dpc_cost_params_t *r[2] = {&cfg.cost.small, &cfg.cost.large};

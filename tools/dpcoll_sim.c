@@ -106,7 +106,8 @@ static int setup(tool_t *t, bool in_place, int root, size_t seg)
         dpc_coll_args_t *a = &t->args[r];
         *a = (dpc_coll_args_t){.coll = coll, .rank = r, .size = p, .count = t->count,
                                .dtype = DPC_INT64, .op = DPC_OP_SUM, .root = root,
-                               .in_place = in_place && coll != DPC_BCAST, .seg_bytes = seg};
+                               .in_place = in_place && coll != DPC_BCAST, .seg_bytes = seg,
+                               .one_sided = true};
         size_t sn = 0, rn = 0;
         switch (coll) {
         case DPC_ALLREDUCE: sn = rn = t->count; break;

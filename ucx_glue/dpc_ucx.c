@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "dpc_ucx.h"
+#include "dpc_cma.h"
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct dpc_ucx {
     struct dpc_xfer *done_head, *done_tail;
     struct dpc_xfer *free_xfers;    /* recycled: no malloc per message */
     uint64_t mem_types;     /* bit per ucs_memory_type_t UCX handles */
+    int64_t *cma_pids;      /* per process, when all can read each other; else NULL */
 };
 
 typedef struct group_tp {
@@ -267,9 +269,104 @@ int dpc_ucx_arm(dpc_ucx_t *ux)
     return st == UCS_ERR_BUSY ? DPC_UCX_ARM_BUSY : DPC_UCX_ARM_NONE;
 }
 
+/*
+ * One-sided reads, on one node, by cross-memory attach (dpc_cma.h): a
+ * region's descriptor is the owner's pid, address and length; exposing
+ * costs nothing, and a read is one process_vm_readv by the reader, done
+ * when the call returns (reported from progress(), as the contract wants).
+ */
+#define REGION_MAGIC 0x64706372u     /* "dpcr" */
+typedef struct region_desc {
+    uint32_t magic;
+    int32_t world;          /* the owner's process index */
+    int64_t pid;
+    uint64_t base, len;
+} region_desc_t;
+
+static dpc_status_t grp_expose(dpc_transport_t *tp, void *buf, size_t len, dpc_memtype_t mem,
+                               void *desc, void **handle_p)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    if (mem != DPC_MEM_HOST || !g->ux->cma_pids)
+        return DPC_ERR_UNSUPPORTED;
+    region_desc_t d = {REGION_MAGIC, g->world[tp->rank], g->ux->cma_pids[g->world[tp->rank]],
+                       (uint64_t)(uintptr_t)buf, len};
+    memcpy(desc, &d, sizeof(d));
+    *handle_p = NULL;         /* nothing to undo */
+    return DPC_OK;
+}
+
+static void grp_unexpose(dpc_transport_t *tp, void *handle)
+{
+    (void)tp;
+    (void)handle;
+}
+
+static dpc_status_t grp_import(dpc_transport_t *tp, int peer, const void *desc, void **remote_p)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    region_desc_t d;
+    memcpy(&d, desc, sizeof(d));
+    /* a descriptor that is not the peer's own: a mismatched message */
+    if (peer < 0 || peer >= tp->size || d.magic != REGION_MAGIC || d.world != g->world[peer] ||
+        d.pid != g->ux->cma_pids[d.world])
+        return DPC_ERR_ARG;
+    *remote_p = (void *)desc;   /* lives in the schedule's scratch as long as we need it */
+    return DPC_OK;
+}
+
+static void grp_unimport(dpc_transport_t *tp, void *remote)
+{
+    (void)tp;
+    (void)remote;
+}
+
+static dpc_status_t one_sided(dpc_transport_t *tp, int peer, void *remote, size_t offset,
+                              void *buf, size_t len, dpc_memtype_t mem, int write,
+                              dpc_xfer_cb_t cb, void *arg, dpc_xfer_t **xfer_p)
+{
+    dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
+    region_desc_t d;
+    memcpy(&d, remote, sizeof(d));
+    if (peer < 0 || peer >= tp->size || mem != DPC_MEM_HOST || offset > d.len ||
+        len > d.len - offset)
+        return DPC_ERR_ARG;
+    struct dpc_xfer *x = xfer_get(ux);
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg};
+    dpc_status_t st = !len ? DPC_OK
+                    : write ? dpc_cma_write((pid_t)d.pid, d.base + offset, buf, len)
+                            : dpc_cma_read((pid_t)d.pid, d.base + offset, buf, len);
+    push_done(ux, x, st);
+    *xfer_p = x;
+    return DPC_OK;
+}
+
+static dpc_status_t grp_iget(dpc_transport_t *tp, int peer, void *remote, size_t offset,
+                             void *buf, size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb,
+                             void *arg, dpc_xfer_t **xfer_p)
+{
+    return one_sided(tp, peer, remote, offset, buf, len, mem, 0, cb, arg, xfer_p);
+}
+
+static dpc_status_t grp_iput(dpc_transport_t *tp, int peer, void *remote, size_t offset,
+                             const void *buf, size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb,
+                             void *arg, dpc_xfer_t **xfer_p)
+{
+    return one_sided(tp, peer, remote, offset, (void *)buf, len, mem, 1, cb, arg, xfer_p);
+}
+
 static const dpc_transport_ops_t grp_ops = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
     .now_ns = grp_now, .idle_wait = grp_idle_wait,
+};
+/* the same, with one-sided reads: for groups when cross-memory attach works */
+static const dpc_transport_ops_t grp_ops_cma = {
+    .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
+    .now_ns = grp_now, .idle_wait = grp_idle_wait,
+    .expose = grp_expose, .unexpose = grp_unexpose, .import = grp_import,
+    .unimport = grp_unimport, .iget = grp_iget, .iput = grp_iput,
 };
 
 dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_t errlen)
@@ -401,7 +498,22 @@ void dpc_ucx_destroy(dpc_ucx_t *ux)
     free(ux->eps);
     free(ux->peer_addrs);
     free(ux->peer_offs);
+    free(ux->cma_pids);
     free(ux);
+}
+
+dpc_status_t dpc_ucx_set_cma(dpc_ucx_t *ux, int nprocs, const int64_t *pids)
+{
+    free(ux->cma_pids);
+    ux->cma_pids = NULL;
+    if (!pids)
+        return DPC_OK;
+    if (nprocs != ux->nprocs)
+        return DPC_ERR_ARG;
+    if (!(ux->cma_pids = malloc(sizeof(int64_t) * (size_t)nprocs)))
+        return DPC_ERR_NOMEM;
+    memcpy(ux->cma_pids, pids, sizeof(int64_t) * (size_t)nprocs);
+    return DPC_OK;
 }
 
 dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *world,
@@ -417,7 +529,8 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
         return DPC_ERR_NOMEM;
     }
     memcpy(w, world, sizeof(int) * (size_t)size);
-    g->tp = (dpc_transport_t){.ops = &grp_ops, .rank = rank, .size = size};
+    g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
+                              .size = size};
     g->ux = ux;
     g->world = w;
     *tp_p = &g->tp;

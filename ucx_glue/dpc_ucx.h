@@ -18,6 +18,7 @@
 #define DPC_UCX_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "dpc_transport.h"
 
 #define DPC_UCX_SRC_SHIFT 44
@@ -36,6 +37,10 @@ dpc_status_t dpc_ucx_address(dpc_ucx_t *ux, const void **addr, size_t *len);
  * (copied). Endpoints are created later, on first use. */
 dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
                                const size_t *offs, const size_t *lens);
+/* One-sided reads by cross-memory attach (dpc_cma.h) for groups created
+ * from now on: pids[i] is process i's, every process having shown it can
+ * read every other; NULL turns them off. */
+dpc_status_t dpc_ucx_set_cma(dpc_ucx_t *ux, int nprocs, const int64_t *pids);
 /* Flushes and closes endpoints (bounded wait), destroys worker and context. */
 void dpc_ucx_destroy(dpc_ucx_t *ux);
 

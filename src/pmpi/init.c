@@ -8,6 +8,7 @@
 #include "shim.h"
 #include "stage.h"
 #include "dpc_log.h"
+#include "dpc_cma.h"
 #include "dpcoll.h"
 #include <sched.h>
 #include <stdio.h>
@@ -62,6 +63,30 @@ static void exchange_addresses(void)
         dpc_g.ux = NULL;
     }
     free(lens); free(displs); free(offs); free(slens); free(all);
+}
+
+/* One-sided reads need every process to reach every other's memory:
+ * all on one node and cross-memory attach permitted (the probe reads a
+ * word of each). Agreed by all, so every rank offers the same algorithms. */
+static void setup_cma(void)
+{
+    int n = dpc_g.world_size, ok = 0, all_ok = 0;
+    dpc_cma_card_t mine, *cards = malloc(sizeof(*cards) * (size_t)n);
+    int64_t *pids = malloc(sizeof(int64_t) * (size_t)n);
+    dpc_cma_card(&mine);
+    if (cards && pids) {
+        PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, cards, (int)sizeof(mine), MPI_BYTE,
+                       MPI_COMM_WORLD);
+        ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, dpc_g.world_rank);
+    }
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok) {
+        for (int i = 0; i < n; i++)
+            pids[i] = cards[i].pid;
+        dpc_ucx_set_cma(dpc_g.ux, n, pids);
+    }
+    free(cards);
+    free(pids);
 }
 
 /* Rank 0's shared settings win; a rank that differs says so. */
@@ -119,6 +144,7 @@ static void dpc_init(int provided)
         PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     }
     if (all_ok) {
+        setup_cma();
         dpc_g.keyval = dpc_comm_keyval_create();
         dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
         dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS;

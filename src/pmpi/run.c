@@ -257,6 +257,8 @@ int dpc_op_start(dpc_req_t *op)
     a->rank = c->rank;
     a->size = c->size;
     a->seg_bytes = dpc_g.cfg.seg_bytes;
+    /* schedules run on host memory (device buffers are staged) */
+    a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
     const dpc_algo_t *al = choose(c, a, j->call);
     if (!al)
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,

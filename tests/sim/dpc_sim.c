@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { X_SEND, X_RECV };
+enum { X_SEND, X_RECV, X_GET, X_PUT };
 
 struct dpc_xfer {
     struct dpc_xfer *prev, *next;
@@ -25,7 +25,22 @@ struct dpc_xfer {
     void *arg;
     dpc_status_t result;
     int list;               /* which list it is on (for cancel) */
+    uint64_t region;        /* get: the peer's region id, and offset in it */
+    size_t off;
 };
+
+/* An exposed region. Ids are never reused, so a get that arrives after its
+ * owner ended the exposure (an algorithm that finished while a peer still
+ * read from it) fails instead of reading memory the owner has moved on
+ * from. */
+typedef struct sim_region {
+    struct sim_region *next;
+    uint64_t id;
+    char *buf;
+    size_t len;
+} sim_region_t;
+
+typedef struct { uint64_t id; int32_t owner; } sim_desc_t;
 
 typedef struct xlist { struct dpc_xfer *head, *tail; int n; } xlist_t;
 
@@ -39,6 +54,8 @@ typedef struct sim_rank {
     int fail_send_at, fail_recv_at;
     bool dead;
     uint64_t msgs, bytes;
+    uint64_t gets, bytes_got, puts, bytes_put;
+    sim_region_t *regions;
 } sim_rank_t;
 
 struct dpc_sim {
@@ -49,6 +66,7 @@ struct dpc_sim {
     int pending;
     bool reorder;
     uint64_t *pair_bytes, *pair_msgs;
+    uint64_t next_region;
 };
 
 static void xl_push(xlist_t *l, struct dpc_xfer *x, int which)
@@ -138,6 +156,24 @@ static struct dpc_xfer *find(xlist_t *l, int peer_field_is_owner, int who, uint6
     return NULL;
 }
 
+/* A get reaches its peer: the data are read now, if the region is still
+ * exposed and the range lies inside it. */
+static void arrive_get(dpc_sim_t *sim, struct dpc_xfer *g)
+{
+    sim_region_t *r = sim->ranks[g->peer].regions;
+    while (r && r->id != g->region)
+        r = r->next;
+    if (!r || g->off > r->len || g->len > r->len - g->off) {
+        finish(sim, g, DPC_ERR_ARG);
+        return;
+    }
+    if (g->len && g->kind == X_GET)
+        memcpy(g->buf, r->buf + g->off, g->len);
+    else if (g->len)
+        memcpy(r->buf + g->off, g->buf, g->len);
+    finish(sim, g, DPC_OK);
+}
+
 static void arrive(dpc_sim_t *sim, struct dpc_xfer *snd)
 {
     sim_rank_t *dst = &sim->ranks[snd->peer];
@@ -145,6 +181,10 @@ static void arrive(dpc_sim_t *sim, struct dpc_xfer *snd)
     sim->events++;
     if (dst->dead) {
         finish(sim, snd, DPC_ERR_PEER_LOST);
+        return;
+    }
+    if (snd->kind == X_GET || snd->kind == X_PUT) {
+        arrive_get(sim, snd);
         return;
     }
     /* posted recvs at dst: their peer is the source */
@@ -263,9 +303,109 @@ static void sim_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     (void)max_ns;   /* the driver decides what happens next */
 }
 
+static dpc_status_t sim_expose(dpc_transport_t *tp, void *buf, size_t len, dpc_memtype_t mem,
+                               void *desc, void **handle_p)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    (void)mem;
+    sim_region_t *r = calloc(1, sizeof(*r));
+    if (!r)
+        return DPC_ERR_NOMEM;
+    *r = (sim_region_t){.next = me->regions, .id = ++me->sim->next_region, .buf = buf,
+                        .len = len};
+    me->regions = r;
+    sim_desc_t d = {r->id, tp->rank};
+    memcpy(desc, &d, sizeof(d));
+    *handle_p = r;
+    return DPC_OK;
+}
+
+static void sim_unexpose(dpc_transport_t *tp, void *handle)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    for (sim_region_t **pp = &me->regions; *pp; pp = &(*pp)->next)
+        if (*pp == handle) {
+            *pp = ((sim_region_t *)handle)->next;
+            free(handle);
+            return;
+        }
+}
+
+static dpc_status_t sim_import(dpc_transport_t *tp, int peer, const void *desc, void **remote_p)
+{
+    sim_desc_t d;
+    memcpy(&d, desc, sizeof(d));
+    if (peer < 0 || peer >= tp->size || d.owner != peer)
+        return DPC_ERR_ARG;     /* a descriptor from somebody else */
+    sim_desc_t *h = malloc(sizeof(*h));
+    if (!h)
+        return DPC_ERR_NOMEM;
+    *h = d;
+    *remote_p = h;
+    return DPC_OK;
+}
+
+static void sim_unimport(dpc_transport_t *tp, void *remote)
+{
+    (void)tp;
+    free(remote);
+}
+
+/* Reads and writes travel like messages (reordered with them), and count
+ * as the traffic of the rank that makes them. */
+static dpc_status_t one_sided(dpc_transport_t *tp, int kind, int peer, void *remote,
+                              size_t offset, void *buf, size_t len, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    dpc_sim_t *sim = me->sim;
+    const sim_desc_t *d = remote;
+    if (peer < 0 || peer >= sim->p || d->owner != peer)
+        return DPC_ERR_ARG;
+    if (me->dead)
+        return DPC_ERR_PEER_LOST;
+    struct dpc_xfer *x = calloc(1, sizeof(*x));
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.kind = kind, .owner = tp->rank, .peer = peer, .buf = buf,
+                           .len = len, .cb = cb, .arg = arg, .region = d->id, .off = offset};
+    me->gets += kind == X_GET;
+    me->bytes_got += kind == X_GET ? len : 0;
+    me->puts += kind == X_PUT;
+    me->bytes_put += kind == X_PUT ? len : 0;
+    sim->pending++;
+    sim->events++;
+    *xfer_p = x;
+    if (sim->ranks[peer].dead)
+        finish(sim, x, DPC_ERR_PEER_LOST);
+    else
+        xl_push(&sim->wire, x, L_WIRE);
+    return DPC_OK;
+}
+
+static dpc_status_t sim_iget(dpc_transport_t *tp, int peer, void *remote, size_t offset,
+                             void *buf, size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb,
+                             void *arg, dpc_xfer_t **xfer_p)
+{
+    (void)mem;
+    return one_sided(tp, X_GET, peer, remote, offset, buf, len, cb, arg, xfer_p);
+}
+
+/* A put's data are read when it arrives: a source changed before the put
+ * completes shows up as a wrong result, as it would on a real network. */
+static dpc_status_t sim_iput(dpc_transport_t *tp, int peer, void *remote, size_t offset,
+                             const void *buf, size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb,
+                             void *arg, dpc_xfer_t **xfer_p)
+{
+    (void)mem;
+    return one_sided(tp, X_PUT, peer, remote, offset, (void *)buf, len, cb, arg, xfer_p);
+}
+
 static const dpc_transport_ops_t sim_ops = {
     .isend = sim_isend, .irecv = sim_irecv, .progress = sim_progress,
     .cancel = sim_cancel, .now_ns = sim_now, .idle_wait = sim_idle_wait,
+    .expose = sim_expose, .unexpose = sim_unexpose, .import = sim_import,
+    .unimport = sim_unimport, .iget = sim_iget, .iput = sim_iput,
 };
 
 dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts)
@@ -317,6 +457,8 @@ void dpc_sim_destroy(dpc_sim_t *sim)
             free_list(&sim->ranks[r].unexpected);
             free_list(&sim->ranks[r].posted);
             free_list(&sim->ranks[r].done);
+            while (sim->ranks[r].regions)
+                sim_unexpose(&sim->ranks[r].tp, sim->ranks[r].regions);
         }
     free(sim->ranks);
     free(sim->pair_bytes);
@@ -362,6 +504,16 @@ void dpc_sim_advance(dpc_sim_t *sim, uint64_t ns) { sim->now += ns; }
 int dpc_sim_pending(const dpc_sim_t *sim) { return sim->pending; }
 uint64_t dpc_sim_msgs_sent(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].msgs; }
 uint64_t dpc_sim_bytes_sent(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].bytes; }
+uint64_t dpc_sim_gets(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].gets; }
+uint64_t dpc_sim_bytes_got(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].bytes_got; }
+uint64_t dpc_sim_bytes_put(const dpc_sim_t *sim, int rank) { return sim->ranks[rank].bytes_put; }
+int dpc_sim_regions(const dpc_sim_t *sim, int rank)
+{
+    int n = 0;
+    for (const sim_region_t *r = sim->ranks[rank].regions; r; r = r->next)
+        n++;
+    return n;
+}
 
 uint64_t dpc_sim_bytes_to(const dpc_sim_t *sim, int from, int to)
 {

@@ -43,6 +43,12 @@ uint64_t dpc_sim_msgs_sent(const dpc_sim_t *sim, int rank);
 uint64_t dpc_sim_bytes_sent(const dpc_sim_t *sim, int rank);
 uint64_t dpc_sim_bytes_to(const dpc_sim_t *sim, int from, int to);
 uint64_t dpc_sim_msgs_to(const dpc_sim_t *sim, int from, int to);
+/* One-sided reads a rank made (a get counts as the reader's traffic), and
+ * the regions it has exposed now (0 once its schedules are gone). */
+uint64_t dpc_sim_gets(const dpc_sim_t *sim, int rank);
+uint64_t dpc_sim_bytes_got(const dpc_sim_t *sim, int rank);
+uint64_t dpc_sim_bytes_put(const dpc_sim_t *sim, int rank);
+int dpc_sim_regions(const dpc_sim_t *sim, int rank);
 
 /* Faults: the k-th (1-based) isend of `rank` fails at once with
  * DPC_ERR_TRANSPORT; the k-th irecv completes with DPC_ERR_TRANSPORT;

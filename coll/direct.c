@@ -1,0 +1,119 @@
+/* One-sided building blocks (see direct.h). */
+#include "config.h"
+#include "direct.h"
+#include <string.h>
+
+void direct_free(direct_t *d)
+{
+    free(d->have);
+    d->have = NULL;
+}
+
+dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
+                             const size_t *lens, int nreg)
+{
+    memset(d, 0, sizeof(*d));
+    d->s = s;
+    d->p = p;
+    d->r = r;
+    d->nreg = nreg;
+    d->mine = dpc_sched_scratch(s, (size_t)nreg * DPC_REGION_DESC_MAX);
+    d->theirs = dpc_sched_scratch(s, (size_t)p * (size_t)nreg * DPC_REGION_DESC_MAX);
+    d->have = malloc(sizeof(dpc_step_id_t) * (size_t)p);
+    if (!d->mine || !d->theirs || !d->have) {
+        direct_free(d);
+        return DPC_ERR_NOMEM;
+    }
+    dpc_step_id_t ex[DIRECT_MAX_REGIONS];
+    for (int k = 0; k < nreg; k++)
+        ex[k] = dpc_sched_expose(s, bufs[k], lens[k], d->mine + (size_t)k * DPC_REGION_DESC_MAX,
+                                 DPC_NO_DEPS);
+    d->exposed = dpc_sched_nop(s, ex, nreg);
+    size_t dbytes = (size_t)nreg * DPC_REGION_DESC_MAX;
+    for (int i = 1; i < p; i++) {
+        int q = (r + i) % p;
+        dpc_sched_send(s, q, DIRECT_TAG_DESC, d->mine, dbytes, DPC_AFTER(d->exposed));
+        d->have[q] = dpc_sched_recv(s, q, DIRECT_TAG_DESC,
+                                    d->theirs + (size_t)q * dbytes, dbytes, DPC_NO_DEPS);
+    }
+    d->have[r] = DPC_STEP_NONE;
+    return DPC_OK;
+}
+
+dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *own, char *dst,
+                                  size_t count, dpc_dtype_t dt, dpc_op_t op, size_t chunk,
+                                  int push_reg, size_t push_off)
+{
+    dpc_sched_t *s = d->s;
+    int p = d->p, r = d->r;
+    size_t es = dpc_dtype_size(dt);
+    size_t ce = chunk / es ? chunk / es : 1;          /* elements per chunk */
+    if (ce > count)
+        ce = count;
+    if (count == 0 || p == 1) {
+        if (p == 1 && count && own != dst)
+            return dpc_sched_copy(s, dst, own, count * es, DPC_NO_DEPS);
+        return DPC_STEP_NONE;
+    }
+    size_t nchunks = (count + ce - 1) / ce;
+    /* two sets of p-1 slots: chunk c reads into set c % 2 while the
+     * reduction of chunk c-1 reads the other */
+    char *slots = dpc_sched_scratch(s, 2 * (size_t)(p - 1) * ce * es);
+    dpc_step_id_t *last = malloc(sizeof(dpc_step_id_t) * nchunks);
+    size_t nputs = 0, cap = nchunks * (push_reg >= 0 ? (size_t)p : 1);
+    dpc_step_id_t *puts = malloc(sizeof(dpc_step_id_t) * cap);   /* the join's list */
+    if (!slots || !last || !puts) {
+        free(puts);
+        free(last);
+        dpc_sched_set_error(s, DPC_ERR_NOMEM);
+        return DPC_STEP_NONE;
+    }
+    for (size_t c = 0; c < nchunks; c++) {
+        size_t e0 = c * ce, n = count - e0 < ce ? count - e0 : ce;
+        char *set = slots + (c & 1) * (size_t)(p - 1) * ce * es;
+        dpc_step_id_t freed = c >= 2 ? last[c - 2] : DPC_STEP_NONE;   /* set's readers */
+        dpc_step_id_t red = DPC_STEP_NONE;
+        /* own data first, then peers r+1, r+2, ...: a fixed order, and the
+         * in-place case (own == dst) reads its own data before writing */
+        for (int i = 1; i < p; i++) {
+            int q = (r + i) % p;
+            char *slot = set + (size_t)(i - 1) * ce * es;
+            dpc_step_id_t g = dpc_sched_get(s, q, direct_desc(d, q, reg), off + e0 * es, slot,
+                                            n * es, DPC_AFTER(d->have[q], freed));
+            red = dpc_sched_reduce(s, dst + e0 * es, i == 1 ? own + e0 * es : dst + e0 * es,
+                                   slot, n, dt, op, DPC_AFTER(g, red));
+        }
+        last[c] = red;
+        for (int i = 1; push_reg >= 0 && i < p; i++) {
+            int q = (r + i) % p;
+            puts[nputs++] = dpc_sched_put(s, q, direct_desc(d, q, push_reg), push_off + e0 * es,
+                                          dst + e0 * es, n * es, DPC_AFTER(red));
+        }
+    }
+    for (size_t c = 0; c < nchunks; c++)
+        puts[nputs++] = last[c];
+    dpc_step_id_t join = dpc_sched_nop(s, puts, (int)nputs);
+    free(last);
+    free(puts);
+    return join;
+}
+
+dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done)
+{
+    dpc_sched_t *s = d->s;
+    int p = d->p, r = d->r;
+    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)(2 * p));
+    int n = 0;
+    if (!all) {
+        dpc_sched_set_error(s, DPC_ERR_NOMEM);
+        return DPC_STEP_NONE;
+    }
+    for (int i = 1; i < p; i++) {
+        int q = (r + i) % p;
+        all[n++] = dpc_sched_send(s, q, DIRECT_TAG_DONE, NULL, 0, DPC_AFTER(reads_done));
+        all[n++] = dpc_sched_recv(s, q, DIRECT_TAG_DONE, NULL, 0, DPC_NO_DEPS);
+    }
+    dpc_step_id_t join = dpc_sched_nop(s, all, n);
+    free(all);
+    return join;
+}

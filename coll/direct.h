@@ -1,0 +1,75 @@
+/*
+ * Pieces of the one-sided ("direct") algorithms, which read what they need
+ * straight out of their peers' buffers instead of having it sent:
+ *
+ *  1. exchange: every rank exposes its regions (input, output...) and sends
+ *     their descriptors to every peer;
+ *  2. reduce_block: a rank reduces one block of the vector by reading that
+ *     block of every peer's input, a chunk at a time, into a small scratch
+ *     slot that is still in cache when the reduction reads it (on one node
+ *     the read is one kernel copy, process to process, so the data crosses
+ *     memory once instead of a send's copy and the reduction's read);
+ *  3. finish: a rank tells every peer it is done reading their memory, and
+ *     ends only when every peer has told it the same, so no rank returns
+ *     (and lets its program reuse the buffers) while another still reads.
+ *
+ * Step tags: DIRECT_TAG_DESC, _READY (an algorithm's own "my block is
+ * final"), _DONE.
+ */
+#ifndef DPC_DIRECT_H
+#define DPC_DIRECT_H
+
+#include "coll_util.h"
+
+#define DIRECT_TAG_DESC 1u
+#define DIRECT_TAG_READY 2u
+#define DIRECT_TAG_DONE 3u
+#define DIRECT_MAX_REGIONS 2
+
+typedef struct direct {
+    dpc_sched_t *s;
+    int p, r, nreg;
+    char *mine;                 /* this rank's descriptors: nreg of them */
+    char *theirs;               /* peer q's region k: theirs + (q * nreg + k) * MAX */
+    dpc_step_id_t *have;        /* have[q]: q's descriptors are here */
+    dpc_step_id_t exposed;      /* this rank's regions are exposed */
+} direct_t;
+
+/* Expose regions bufs[0..nreg) and swap descriptors with every peer.
+ * Returns DPC_OK or DPC_ERR_NOMEM (the schedule also records errors). */
+dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
+                             const size_t *lens, int nreg);
+void direct_free(direct_t *d);
+
+static inline const void *direct_desc(const direct_t *d, int q, int k)
+{
+    return d->theirs + ((size_t)q * (size_t)d->nreg + (size_t)k) * DPC_REGION_DESC_MAX;
+}
+
+/* dst[0..count) = the reduction over all ranks of the elements at byte
+ * offset `off` of region `reg` (each rank's input); this rank's own copy is
+ * `own` (may equal dst). Reads `chunk` bytes at a time per peer into
+ * double-buffered scratch. With push_reg >= 0 each finished chunk is also
+ * written into every peer's region push_reg at offset push_off (+ the
+ * chunk's place), straight from cache. Returns a step done when dst is
+ * final and every read and write has landed. */
+dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *own, char *dst,
+                                  size_t count, dpc_dtype_t dt, dpc_op_t op, size_t chunk,
+                                  int push_reg, size_t push_off);
+
+/* After `reads_done`: tell every peer this rank is done reading, and wait
+ * for all of them to say the same. */
+dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
+
+/* Messages and bytes each rank sends (descriptors, plus `extra` zero-byte
+ * notices per peer besides the "done"). */
+static inline uint64_t direct_msgs(int p, int extra)
+{
+    return (uint64_t)(p - 1) * (uint64_t)(2 + extra);
+}
+static inline uint64_t direct_bytes(int p, int nreg)
+{
+    return (uint64_t)(p - 1) * (uint64_t)nreg * DPC_REGION_DESC_MAX;
+}
+
+#endif
