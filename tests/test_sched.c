@@ -42,6 +42,88 @@ static int drive(dpc_sim_t *sim, dpc_sched_t **s, dpc_status_t *st, int n)
     return rounds;
 }
 
+/* One-sided steps: rank 0 exposes a buffer and sends its descriptor; rank
+ * 1 reads part of it, and writes into another part; stats count both. */
+START_TEST(test_one_sided)
+{
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+    int32_t buf[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[3] = {0}, put[2] = {-1, -2};
+    ck_assert(dpc_sched_one_sided(s[0]));
+    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
+    char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
+    dpc_step_id_t e = dpc_sched_expose(s[0], buf, sizeof(buf), mine, DPC_NO_DEPS);
+    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
+    /* rank 0 ends only when rank 1 says it is done with the region */
+    dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
+    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+    dpc_step_id_t g = dpc_sched_get(s[1], 0, theirs, 2 * sizeof(int32_t), got, sizeof(got),
+                                    DPC_AFTER(rv));
+    dpc_step_id_t pt = dpc_sched_put(s[1], 0, theirs, 6 * sizeof(int32_t), put, sizeof(put),
+                                     DPC_AFTER(rv));
+    dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(g, pt));
+    dpc_status_t st[2];
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+    ck_assert_int_eq(got[0], 3);
+    ck_assert_int_eq(got[2], 5);
+    ck_assert_int_eq(buf[6], -1);
+    ck_assert_int_eq(buf[7], -2);
+    ck_assert_int_eq(buf[5], 6);
+    dpc_sched_stats_t stt;
+    dpc_sched_get_stats(s[1], &stt);
+    ck_assert_uint_eq(stt.gets, 1);
+    ck_assert_uint_eq(stt.bytes_got, sizeof(got));
+    ck_assert_uint_eq(stt.puts, 1);
+    ck_assert_uint_eq(stt.bytes_put, sizeof(put));
+    ck_assert_int_eq(dpc_sim_regions(sim, 0), 1);     /* exposed until the schedule goes */
+    dpc_sched_destroy(s[0]);
+    ck_assert_int_eq(dpc_sim_regions(sim, 0), 0);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
+/* A region ends with its schedule: a read that comes later (an algorithm
+ * whose owner did not wait for its peers) fails, and says from whom, and
+ * so does a read out of the region's bounds. */
+START_TEST(test_one_sided_after_owner_left)
+{
+    for (int late = 0; late < 2; late++) {
+        dpc_sim_t *sim = dpc_sim_create(2, NULL);
+        dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+        int32_t buf[4] = {1, 2, 3, 4}, got[4];
+        char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
+        char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
+        dpc_step_id_t e = dpc_sched_expose(s[0], buf, sizeof(buf), mine, DPC_NO_DEPS);
+        dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
+        dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+        /* late: in bounds, but after the owner is gone; else: one past the end */
+        dpc_sched_get(s[1], 0, theirs, late ? 0 : sizeof(int32_t), got, sizeof(buf),
+                      DPC_AFTER(rv));
+        dpc_status_t st[2];
+        ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+        ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+        drive(sim, s, st, 1);          /* the owner alone: it sends and is done */
+        ck_assert_int_eq(st[0], DPC_OK);
+        if (late)
+            dpc_sched_destroy(s[0]);
+        drive(sim, s + 1, st + 1, 1);
+        ck_assert_int_eq(st[1], DPC_ERR_ARG);
+        char why[256];
+        dpc_sched_describe(s[1], why, sizeof(why));
+        ck_assert_msg(strstr(why, "get from rank 0"), "%s", why);
+        if (!late)
+            dpc_sched_destroy(s[0]);
+        dpc_sched_destroy(s[1]);
+        dpc_sim_destroy(sim);
+    }
+}
+END_TEST
+
 START_TEST(test_local_chain)
 {
     /* copy -> reduce -> copy, declared in an order the deps must fix */
@@ -406,6 +488,8 @@ int main(void)
     Suite *su = suite_create("sched");
     TCase *tc = tcase_create("engine");
     tcase_add_test(tc, test_local_chain);
+    tcase_add_test(tc, test_one_sided);
+    tcase_add_test(tc, test_one_sided_after_owner_left);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
     tcase_add_test(tc, test_local_slices);

@@ -87,6 +87,13 @@ check "... and, disabled, that they went to PMPI and why" \
 out=$(DPCOLL_BCAST_ALGORITHM=scatter_allgather DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_BCAST_ALGORITHM forces the algorithm" \
     sh -c 'echo "$1" | grep -q "bcast: 1 on libdpcoll (scatter_allgather 1)"' _ "$out"
+out=$(DPCOLL_ALLREDUCE_ALGORITHM=direct DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "ranks read each other's memory (cross-memory attach): the one-sided allreduce ran" \
+    sh -c 'echo "$1" | grep -q "rank 1 allreduce: 1 on libdpcoll (direct 1)"' _ "$out"
+out=$(DPCOLL_ONE_SIDED=0 DPCOLL_ALLREDUCE_ALGORITHM=direct DPCOLL_STATS=1 LD_PRELOAD="$lib" \
+      mpi 2 "$pre" 2>&1)
+check "DPCOLL_ONE_SIDED=0: no one-sided algorithm, even a forced one" \
+    sh -c 'echo "$1" | grep -q "rank 1 allreduce: 1 on libdpcoll (" && ! echo "$1" | grep -q "(direct"' _ "$out"
 out=$(DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_EXPLAIN prints the choice and each alternative's prediction" \
     sh -c 'echo "$1" | grep -q "libdpcoll explain: MPI_Allreduce: allreduce, 2 ranks, 100003 x double: .*ring .* us.*recursive_doubling .* us.*rabenseifner .* us"' _ "$out"
