@@ -48,7 +48,7 @@ int main(int argc, char **argv)
     printf("libdpcoll %s\n\nbuild:\n", dpcoll_version_string());
     printf("  MPI:             %s\n", lib);
     dpc_ucx_t *ux = NULL;
-    if (dpc_ucx_create(0, &ux, err, sizeof(err)) == DPC_OK) {
+    if (dpc_ucx_create(0, 0, &ux, err, sizeof(err)) == DPC_OK) {
         dpc_ucx_describe(ux, d, sizeof(d));
         printf("  UCX:             %s\n", d);
         dpc_ucx_destroy(ux);

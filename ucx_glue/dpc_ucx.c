@@ -369,7 +369,8 @@ static const dpc_transport_ops_t grp_ops_cma = {
     .unimport = grp_unimport, .iget = grp_iget, .iput = grp_iput,
 };
 
-dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_t errlen)
+dpc_status_t dpc_ucx_create(int thread_multi, int single_node, dpc_ucx_t **ux_p, char *err,
+                            size_t errlen)
 {
     dpc_ucx_t *ux = calloc(1, sizeof(*ux));
     ucp_config_t *conf = NULL;
@@ -389,6 +390,12 @@ dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_
      * part is over when its own operations are. */
     if (!getenv("DPCOLL_UCX_RNDV_SCHEME") && !getenv("UCX_RNDV_SCHEME"))
         ucp_config_modify(conf, "RNDV_SCHEME", "put_zcopy");
+    /* One node: shared memory only. With UCX's default of every transport,
+     * each progress call also polls the tcp interface (an epoll_wait system
+     * call): a fifth of a small collective's time, for a network no peer
+     * is reached through. */
+    if (single_node && !getenv("DPCOLL_UCX_TLS") && !getenv("UCX_TLS"))
+        ucp_config_modify(conf, "TLS", "sm,self");
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,

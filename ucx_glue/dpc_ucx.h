@@ -30,7 +30,10 @@
 
 typedef struct dpc_ucx dpc_ucx_t;
 
-dpc_status_t dpc_ucx_create(int thread_multi, dpc_ucx_t **ux_p, char *err, size_t errlen);
+/* single_node: every process of the job is on this node, so shared memory
+ * transports suffice (unless DPCOLL_UCX_TLS or UCX_TLS says otherwise). */
+dpc_status_t dpc_ucx_create(int thread_multi, int single_node, dpc_ucx_t **ux_p, char *err,
+                            size_t errlen);
 /* This worker's address, to be exchanged with every process. */
 dpc_status_t dpc_ucx_address(dpc_ucx_t *ux, const void **addr, size_t *len);
 /* All processes' addresses: process i's is at addrs + offs[i], lens[i] bytes

@@ -65,28 +65,37 @@ static void exchange_addresses(void)
     free(lens); free(displs); free(offs); free(slens); free(all);
 }
 
-/* One-sided reads need every process to reach every other's memory:
- * all on one node and cross-memory attach permitted (the probe reads a
- * word of each). Agreed by all, so every rank offers the same algorithms. */
-static void setup_cma(void)
+/* Where the processes are, before our UCX context exists: all on one
+ * node (then shared memory transports suffice), and whether every process
+ * can read every other's memory (cross-memory attach, probed by reading a
+ * word of each), which one-sided algorithms need. Both agreed by all. */
+static int64_t *cma_pids;
+static int single_node;
+
+static void locate_processes(void)
 {
     int n = dpc_g.world_size, ok = 0, all_ok = 0;
     dpc_cma_card_t mine, *cards = malloc(sizeof(*cards) * (size_t)n);
-    int64_t *pids = malloc(sizeof(int64_t) * (size_t)n);
     dpc_cma_card(&mine);
-    if (cards && pids) {
+    if (!cards) {
+        /* still take part in the collectives the others make */
+        dpc_cma_card_t *one = malloc(sizeof(*one) * (size_t)n);
+        PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, one, (int)sizeof(mine), MPI_BYTE,
+                       MPI_COMM_WORLD);
+        free(one);
+    } else {
         PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, cards, (int)sizeof(mine), MPI_BYTE,
                        MPI_COMM_WORLD);
+        single_node = 1;
+        for (int i = 0; i < n; i++)
+            single_node &= cards[i].host == cards[0].host;
         ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, dpc_g.world_rank);
     }
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all_ok) {
+    if (all_ok && (cma_pids = malloc(sizeof(int64_t) * (size_t)n)))
         for (int i = 0; i < n; i++)
-            pids[i] = cards[i].pid;
-        dpc_ucx_set_cma(dpc_g.ux, n, pids);
-    }
+            cma_pids[i] = cards[i].pid;
     free(cards);
-    free(pids);
 }
 
 /* Rank 0's shared settings win; a rank that differs says so. */
@@ -129,8 +138,11 @@ static void dpc_init(int provided)
     dpc_avg_init();
     dpc_g.oversubscribed = node_oversubscribed();
     int ok = 0;
+    if (!dpc_g.cfg.disable)
+        locate_processes();
     if (!dpc_g.cfg.disable) {
-        if (dpc_ucx_create(dpc_g.mt || dpc_g.cfg.progress_thread, &dpc_g.ux, err, sizeof(err)) == DPC_OK)
+        if (dpc_ucx_create(dpc_g.mt || dpc_g.cfg.progress_thread, single_node, &dpc_g.ux, err,
+                           sizeof(err)) == DPC_OK)
             ok = 1;
         else
             dpc_log(DPC_LOG_WARN, "%s; collectives go to the MPI library", err);
@@ -144,7 +156,12 @@ static void dpc_init(int provided)
         PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     }
     if (all_ok) {
-        setup_cma();
+        /* a rank that could not keep the pids has no one-sided transport:
+         * then nobody uses one (the choice of algorithms must agree) */
+        int have = cma_pids != NULL, all_have = 0;
+        PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (all_have)
+            dpc_ucx_set_cma(dpc_g.ux, dpc_g.world_size, cma_pids);
         dpc_g.keyval = dpc_comm_keyval_create();
         dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
         dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS;
@@ -154,6 +171,8 @@ static void dpc_init(int provided)
         dpc_ucx_destroy(dpc_g.ux);
         dpc_g.ux = NULL;
     }
+    free(cma_pids);
+    cma_pids = NULL;
     if (dpc_g.active && dpc_log_enabled(DPC_LOG_INFO) && dpc_g.world_rank == 0) {
         char d[256];
         dpc_ucx_describe(dpc_g.ux, d, sizeof(d));
