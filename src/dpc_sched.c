@@ -516,6 +516,10 @@ static void issue_transfers(dpc_sched_t *s)
         else
             s->ready[keep++] = id;
     }
+    /* steps that became ready meanwhile (successors of an expose) were
+     * queued after the old tail: keep them */
+    for (int k = tail; k < s->ready_tail; k++)
+        s->ready[keep++] = s->ready[k];
     s->ready_tail = keep;
 }
 

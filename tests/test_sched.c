@@ -87,6 +87,39 @@ START_TEST(test_one_sided)
 }
 END_TEST
 
+/* defer_local: exposing runs at start (a peer waits for the descriptor),
+ * and what it makes ready is kept for test(), not dropped (it was: the
+ * descriptor was never sent, and a nonblocking one-sided allreduce hung). */
+START_TEST(test_defer_local_expose)
+{
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .tag_base = 1ull << 40,
+                              .mem = DPC_MEM_HOST, .defer_local = true};
+    dpc_sched_t *s[2] = {NULL, mk(sim, 1, 0)};
+    ck_assert_int_eq(dpc_sched_create(&prm, &s[0]), DPC_OK);
+    int32_t buf[2] = {7, 8}, got[2] = {0};
+    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
+    char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
+    dpc_step_id_t e = dpc_sched_expose(s[0], buf, sizeof(buf), mine, DPC_NO_DEPS);
+    dpc_step_id_t j = dpc_sched_nop(s[0], DPC_AFTER(e));
+    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(j));
+    dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
+    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+    dpc_step_id_t g = dpc_sched_get(s[1], 0, theirs, 0, got, sizeof(got), DPC_AFTER(rv));
+    dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(g));
+    dpc_status_t st[2];
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+    ck_assert_int_eq(got[1], 8);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 /* A region ends with its schedule: a read that comes later (an algorithm
  * whose owner did not wait for its peers) fails, and says from whom, and
  * so does a read out of the region's bounds. */
@@ -490,6 +523,7 @@ int main(void)
     tcase_add_test(tc, test_local_chain);
     tcase_add_test(tc, test_one_sided);
     tcase_add_test(tc, test_one_sided_after_owner_left);
+    tcase_add_test(tc, test_defer_local_expose);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
     tcase_add_test(tc, test_local_slices);
