@@ -135,6 +135,9 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[10 + c] = algo_index(cfg->force[c]);
     v[10 + DPC_COLL_COUNT] = cfg->one_sided;
+    const double h[3] = {cfg->cost.huge.alpha, cfg->cost.huge.beta, cfg->cost.huge.gamma};
+    memcpy(&v[11 + DPC_COLL_COUNT], h, sizeof(h));
+    v[14 + DPC_COLL_COUNT] = (long long)cfg->cost.huge_bytes;
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -150,6 +153,10 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[10 + c] >= 0 ? dpc_algos()[v[10 + c]] : NULL;
     cfg->one_sided = v[10 + DPC_COLL_COUNT] != 0;
+    double h[3];
+    memcpy(h, &v[11 + DPC_COLL_COUNT], sizeof(h));
+    cfg->cost.huge = (dpc_cost_params_t){h[0], h[1], h[2]};
+    cfg->cost.huge_bytes = (size_t)v[14 + DPC_COLL_COUNT];
 }
 
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen)
@@ -160,7 +167,7 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         return DPC_ERR_ARG;
     }
     dpc_cost_model_t t = dpc_cost_model_defaults();
-    double large[3] = {-1, -1, -1};
+    double large[3] = {-1, -1, -1}, huge[3] = {-1, -1, -1};
     char line[256];
     int lineno = 0, seen = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -176,15 +183,19 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         double *dst = !strcmp(key, "alpha") ? &t.small.alpha : !strcmp(key, "beta") ? &t.small.beta
                     : !strcmp(key, "gamma") ? &t.small.gamma : !strcmp(key, "alpha_large") ? &large[0]
                     : !strcmp(key, "beta_large") ? &large[1] : !strcmp(key, "gamma_large") ? &large[2]
-                    : NULL;
-        bool is_bytes = !strcmp(key, "large_bytes");
+                    : !strcmp(key, "alpha_huge") ? &huge[0] : !strcmp(key, "beta_huge") ? &huge[1]
+                    : !strcmp(key, "gamma_huge") ? &huge[2] : NULL;
+        bool is_huge = !strcmp(key, "huge_bytes");
+        bool is_bytes = is_huge || !strcmp(key, "large_bytes");
         if (n != 2 || (!dst && !is_bytes) || !(val >= 0) || (dst && val > 1)) {
-            snprintf(err, errlen, "line %d: expected 'alpha|beta|gamma[_large] = seconds' or "
-                     "'large_bytes = bytes'", lineno);
+            snprintf(err, errlen, "line %d: expected 'alpha|beta|gamma[_large|_huge] = seconds' or "
+                     "'large_bytes|huge_bytes = bytes'", lineno);
             fclose(f);
             return DPC_ERR_ARG;
         }
-        if (is_bytes)
+        if (is_huge)
+            t.huge_bytes = (size_t)val;
+        else if (is_bytes)
             t.large_bytes = (size_t)val;
         else
             *dst = val;
@@ -198,6 +209,9 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
     t.large.alpha = large[0] >= 0 ? large[0] : t.small.alpha;
     t.large.beta = large[1] >= 0 ? large[1] : t.small.beta;
     t.large.gamma = large[2] >= 0 ? large[2] : t.small.gamma;
+    t.huge.alpha = huge[0] >= 0 ? huge[0] : t.large.alpha;
+    t.huge.beta = huge[1] >= 0 ? huge[1] : t.large.beta;
+    t.huge.gamma = huge[2] >= 0 ? huge[2] : t.large.gamma;
     *m = t;
     return DPC_OK;
 }
@@ -207,16 +221,18 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
     FILE *f = fopen(path, "w");
     if (!f)
         return DPC_ERR_ARG;
-    const dpc_cost_params_t *r[2] = {&m->small, &m->large};
+    const dpc_cost_params_t *r[3] = {&m->small, &m->large, &m->huge};
+    static const char *const sfx[3] = {"", "_large", "_huge"};
     fprintf(f, "# libdpcoll cost model constants (DPCOLL_TUNE_FILE)\n# %s\n", comment);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         fprintf(f, "alpha%s = %.6e   # seconds per message\n"
                    "beta%s = %.6e    # seconds per byte sent (%.3g GB/s)\n"
                    "gamma%s = %.6e   # seconds per byte reduced (%.3g GB/s)\n",
-                i ? "_large" : "", r[i]->alpha, i ? "_large" : "", r[i]->beta,
-                r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0, i ? "_large" : "", r[i]->gamma,
-                r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
+                sfx[i], r[i]->alpha, sfx[i], r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0,
+                sfx[i], r[i]->gamma, r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
     fprintf(f, "large_bytes = %zu   # calls moving this many bytes or more use the _large set\n",
             m->large_bytes);
+    fprintf(f, "huge_bytes = %zu   # ... and this many or more the _huge set (0: none)\n",
+            m->huge_bytes);
     return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

@@ -8,7 +8,8 @@ dpc_cost_params_t dpc_cost_defaults(void)
 
 dpc_cost_model_t dpc_cost_model_defaults(void)
 {
-    dpc_cost_model_t m = {.small = dpc_cost_defaults(), .large = dpc_cost_defaults(), .large_bytes = 0};
+    dpc_cost_model_t m = {.small = dpc_cost_defaults(), .large = dpc_cost_defaults(),
+                          .huge = dpc_cost_defaults()};
     return m;
 }
 
@@ -27,7 +28,10 @@ size_t dpc_coll_bytes(const dpc_coll_args_t *a)
 
 const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a)
 {
-    return m->large_bytes && dpc_coll_bytes(a) >= m->large_bytes ? &m->large : &m->small;
+    size_t n = dpc_coll_bytes(a);
+    if (m->huge_bytes && n >= m->huge_bytes)
+        return &m->huge;
+    return m->large_bytes && n >= m->large_bytes ? &m->large : &m->small;
 }
 
 double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m)

@@ -9,13 +9,15 @@
  * 10 GB/s, 5 GB/s of reduction. */
 dpc_cost_params_t dpc_cost_defaults(void);
 
-/* A machine model: one set of constants for calls below large_bytes and one
- * from there up (small messages and large ones take different protocols in
- * UCX, eager copies against rendezvous, and no single alpha and beta fit
- * both); large_bytes = 0 uses `small` everywhere. */
+/* A machine model: one set of constants for calls below large_bytes, one
+ * from there up, and one from huge_bytes up (small messages and large ones
+ * take different protocols in UCX, eager copies against rendezvous; and
+ * calls whose data no longer fit in the caches run at memory's speed, not
+ * cache's: no single alpha, beta and gamma fit all three). A threshold of 0
+ * turns its regime off. */
 typedef struct dpc_cost_model {
-    dpc_cost_params_t small, large;
-    size_t large_bytes;
+    dpc_cost_params_t small, large, huge;
+    size_t large_bytes, huge_bytes;
 } dpc_cost_model_t;
 
 dpc_cost_model_t dpc_cost_model_defaults(void);

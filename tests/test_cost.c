@@ -100,24 +100,32 @@ START_TEST(test_tune_file)
     ck_assert_int_ge(fd, 0);
     close(fd);
     dpc_cost_model_t w = {.small = {1.25e-6, 8.5e-11, 4e-11}, .large = {9e-6, 1.5e-10, 6e-11},
-                          .large_bytes = 65536}, r;
+                          .huge = {2e-5, 3.5e-10, 1.25e-10}, .large_bytes = 65536,
+                          .huge_bytes = 4u << 20}, r;
     ck_assert_int_eq(dpc_tune_write(path, &w, "test"), DPC_OK);
     char err[200];
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
     ck_assert(fabs(r.small.alpha - w.small.alpha) < 1e-12 && fabs(r.small.beta - w.small.beta) < 1e-17 &&
               fabs(r.small.gamma - w.small.gamma) < 1e-17 && fabs(r.large.alpha - w.large.alpha) < 1e-12 &&
-              fabs(r.large.beta - w.large.beta) < 1e-17 && r.large_bytes == 65536);
+              fabs(r.large.beta - w.large.beta) < 1e-17 && r.large_bytes == 65536 &&
+              fabs(r.huge.alpha - w.huge.alpha) < 1e-12 && fabs(r.huge.gamma - w.huge.gamma) < 1e-17 &&
+              r.huge_bytes == 4u << 20);
     /* the regime follows the bytes of the call */
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 16383};
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.small);
     a.count = 16384;
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.large);
+    a.count = (4u << 20) / sizeof(float) - 1;
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.large);
+    a.count++;
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.huge);
     FILE *f = fopen(path, "w");
     fprintf(f, "# only beta\nbeta = 1e-9\n");
     fclose(f);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
     ck_assert(r.small.beta == 1e-9 && r.small.alpha == dpc_cost_defaults().alpha &&
-              r.large.beta == 1e-9 && r.large_bytes == 0);
+              r.large.beta == 1e-9 && r.large_bytes == 0 && r.huge.beta == 1e-9 &&
+              r.huge_bytes == 0);
     f = fopen(path, "w");
     fprintf(f, "alpha = 1e-6\ndelta = 3\n");
     fclose(f);

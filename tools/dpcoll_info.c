@@ -93,12 +93,15 @@ int main(int argc, char **argv)
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
     printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file" : "built-in defaults");
-    const dpc_cost_params_t *r[2] = {&cfg.cost.small, &cfg.cost.large};
-    for (int i = 0; i < (cfg.cost.large_bytes ? 2 : 1); i++)
+    const dpc_cost_params_t *r[3] = {&cfg.cost.small, &cfg.cost.large, &cfg.cost.huge};
+    for (int i = 0; i < (cfg.cost.huge_bytes ? 3 : cfg.cost.large_bytes ? 2 : 1); i++)
         printf("    %-8s alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
-               !cfg.cost.large_bytes ? "all" : i ? "large" : "small", r[i]->alpha, r[i]->beta,
+               !cfg.cost.large_bytes && !cfg.cost.huge_bytes ? "all"
+               : i == 2 ? "huge" : i ? "large" : "small", r[i]->alpha, r[i]->beta,
                1e-9 / r[i]->beta, r[i]->gamma, 1e-9 / r[i]->gamma);
     if (cfg.cost.large_bytes)
         printf("    large from %zu bytes\n", cfg.cost.large_bytes);
+    if (cfg.cost.huge_bytes)
+        printf("    huge from %zu bytes\n", cfg.cost.huge_bytes);
     return 0;
 }

@@ -178,17 +178,28 @@ int main(int argc, char **argv)
             }
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
         }
-    /* one regime, or two split at the threshold that fits best */
+    /* one regime, two, or three, split at the thresholds that fit best
+     * (the third for calls whose data outgrow the caches) */
     dpc_cost_model_t m = {.large_bytes = 0};
     double best = best_fit(pt, n, 0, SIZE_MAX, &m.small);
-    m.large = m.small;
-    static const size_t splits[] = {4096, 16384, 65536, 262144};
-    for (unsigned i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
-        dpc_cost_params_t s1, s2;
+    m.large = m.huge = m.small;
+    static const size_t splits[] = {4096, 16384, 65536, 262144, 1u << 20, 4u << 20};
+    const int ns = (int)(sizeof(splits) / sizeof(splits[0]));
+    for (int i = 0; i < ns; i++) {
+        dpc_cost_params_t s1, s2, s3;
         double r = best_fit(pt, n, 0, splits[i], &s1) + best_fit(pt, n, splits[i], SIZE_MAX, &s2);
         if (r < best) {
             best = r;
-            m = (dpc_cost_model_t){.small = s1, .large = s2, .large_bytes = splits[i]};
+            m = (dpc_cost_model_t){.small = s1, .large = s2, .huge = s2, .large_bytes = splits[i]};
+        }
+        for (int k = i + 1; k < ns; k++) {
+            r = best_fit(pt, n, 0, splits[i], &s1) + best_fit(pt, n, splits[i], splits[k], &s2) +
+                best_fit(pt, n, splits[k], SIZE_MAX, &s3);
+            if (r < best) {
+                best = r;
+                m = (dpc_cost_model_t){.small = s1, .large = s2, .huge = s3,
+                                       .large_bytes = splits[i], .huge_bytes = splits[k]};
+            }
         }
     }
     if (rank == 0) {
@@ -196,7 +207,9 @@ int main(int argc, char **argv)
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
                "model us", "error");
         for (int i = 0; i < n; i++) {
-            const dpc_cost_params_t *c = m.large_bytes && pt[i].cb >= m.large_bytes ? &m.large : &m.small;
+            const dpc_cost_params_t *c = m.huge_bytes && pt[i].cb >= m.huge_bytes ? &m.huge
+                                       : m.large_bytes && pt[i].cb >= m.large_bytes ? &m.large
+                                                                                    : &m.small;
             double pred = pt[i].a * c->alpha + pt[i].b * c->beta + pt[i].c * c->gamma;
             double e = (pred - pt[i].t) / pt[i].t;
             within += fabs(e) <= 0.30;
@@ -206,15 +219,18 @@ int main(int argc, char **argv)
         char comment[160];
         snprintf(comment, sizeof(comment), "fitted by dpcoll_tune on %d ranks; %d of %d measurements "
                  "within 30%% of the model", p, within, n);
-        const dpc_cost_params_t *r[2] = {&m.small, &m.large};
+        const dpc_cost_params_t *r[3] = {&m.small, &m.large, &m.huge};
         printf("\n");
-        for (int i = 0; i < (m.large_bytes ? 2 : 1); i++)
+        for (int i = 0; i < (m.huge_bytes ? 3 : m.large_bytes ? 2 : 1); i++)
             printf("%s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n",
-                   !m.large_bytes ? "all sizes" : i ? "large calls" : "small calls", r[i]->alpha,
+                   !m.large_bytes ? "all sizes" : i == 2 ? "huge calls" : i ? "large calls"
+                                                                        : "small calls", r[i]->alpha,
                    r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0, r[i]->gamma,
                    r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
         if (m.large_bytes)
             printf("large calls: %zu bytes and up\n", m.large_bytes);
+        if (m.huge_bytes)
+            printf("huge calls: %zu bytes and up\n", m.huge_bytes);
         printf("%d of %d measurements within 30%% of the model\n", within, n);
         if (dpc_tune_write(out_path, &m, comment) == DPC_OK)
             printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);
