@@ -20,7 +20,9 @@
 typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPOSE,
                STEP_GET, STEP_PUT } step_kind_t;
 typedef enum { ST_WAITING, ST_ISSUED, ST_DONE } step_state_t;
-typedef enum { S_BUILDING, S_RUNNING, S_DONE, S_FAILED } sched_state_t;
+/* S_REARMED: a finished schedule reset for another run of the same steps
+ * (dpc_sched_replay): start() skips the successor table it already has. */
+typedef enum { S_BUILDING, S_RUNNING, S_DONE, S_FAILED, S_REARMED } sched_state_t;
 
 typedef struct step {
     dpc_sched_t *sched;
@@ -28,6 +30,7 @@ typedef struct step {
     int32_t peer;
     uint32_t tag;
     int32_t npending;       /* dependencies not yet done */
+    int32_t ndeps;          /* dependencies in all (for a replay) */
     int32_t succ_begin;     /* successors: succ[succ_begin .. succ_begin+nsucc) */
     int32_t nsucc;
     void *dst;
@@ -527,13 +530,19 @@ static dpc_status_t fail(dpc_sched_t *s);
 
 dpc_status_t dpc_sched_start(dpc_sched_t *s)
 {
+    int n = s->nsteps;
+    if (s->state == S_REARMED) {
+        for (int i = 0; i < n; i++)
+            if (s->steps[i].npending == 0)
+                push_ready(s, i);
+        goto launch;
+    }
     if (s->state != S_BUILDING)
         return DPC_ERR_STATE;
     if (s->status != DPC_OK) {       /* an error while building */
         s->state = S_FAILED;
         return s->status;
     }
-    int n = s->nsteps;
     if (grow((void **)&s->succ, &s->cap_succ, s->nedges ? s->nedges : 1, sizeof(int32_t)) ||
         grow((void **)&s->ready, &s->cap_ready, n ? n : 1, sizeof(int32_t))) {
         s->state = S_FAILED;
@@ -558,9 +567,12 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
         s->succ[from->succ_begin + from->nsucc++] = s->edges[e].to;
     }
     s->nedges = 0;     /* the edge array stays allocated for reuse */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        s->steps[i].ndeps = s->steps[i].npending;
         if (s->steps[i].npending == 0)
             push_ready(s, i);
+    }
+launch:
     s->state = S_RUNNING;
     s->start_ns = s->prm.tp->ops->now_ns(s->prm.tp);
     s->ntests = 0;
@@ -716,6 +728,35 @@ void dpc_sched_release_pool(dpc_sched_t *s)
 {
     if (dpc_sched_idle(s))
         pool_release(s);
+}
+
+dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
+{
+    /* the scratch must still be the schedule's own: pool memory may have
+     * gone to another schedule since */
+    if (s->state != S_DONE || s->inflight > 0 || s->pool || s->pool_used || !params ||
+        params->tp != s->prm.tp || params->mem != s->prm.mem || params->pool ||
+        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        return DPC_ERR_STATE;
+    release_regions(s);
+    free(s->waiting);
+    s->waiting = NULL;
+    s->nwaiting = 0;
+    for (int i = 0; i < s->nsteps; i++) {
+        step_t *st = &s->steps[i];
+        st->state = ST_WAITING;
+        st->npending = st->ndeps;
+        st->done = 0;
+        st->xfer = NULL;
+    }
+    s->ready_head = s->ready_tail = 0;
+    s->ndone = s->inflight = 0;
+    s->status = DPC_OK;
+    s->failed_step = -1;
+    memset(&s->stats, 0, sizeof(s->stats));
+    s->prm = *params;
+    s->state = S_REARMED;
+    return DPC_OK;
 }
 
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params)

@@ -78,6 +78,14 @@ void dpc_sched_destroy(dpc_sched_t *s);
  * collective, keeping its allocations: the small-message path then calls
  * malloc not at all. DPC_ERR_STATE if it cannot be reused (destroy it). */
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params);
+/* Run a finished schedule (done, nothing in flight) again with the same
+ * steps and scratch, skipping the build: for a call that repeats with the
+ * same arguments and buffers (a build is a function of them alone). params
+ * may change the tag base and timeout, not the transport, memory type or
+ * pool; a schedule whose scratch came from a pool cannot be replayed (the
+ * pool may be another's by now). Then dpc_sched_start as usual.
+ * DPC_ERR_STATE if it cannot be replayed. */
+dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params);
 /* Steps ready to run now (slices of a copy or reduction left): the next
  * test() has work without waiting for the network. */
 bool dpc_sched_has_local_work(const dpc_sched_t *s);

@@ -120,6 +120,73 @@ START_TEST(test_defer_local_expose)
 }
 END_TEST
 
+/* A finished schedule run again (replay): same steps, new tag base, new
+ * data in the same buffers; refused while it runs and when its scratch came
+ * from a pool. */
+START_TEST(test_replay)
+{
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+    int32_t x[4], y[4], out[4];
+    int32_t *tmp = dpc_sched_scratch(s[1], sizeof(x));
+    dpc_sched_send(s[0], 1, 5, x, sizeof(x), DPC_NO_DEPS);
+    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 5, tmp, sizeof(x), DPC_NO_DEPS);
+    dpc_sched_reduce(s[1], out, tmp, y, 4, DPC_INT32, DPC_OP_SUM, DPC_AFTER(rv));
+    for (int run = 0; run < 3; run++) {
+        for (int i = 0; i < 4; i++) {
+            x[i] = run * 100 + i;
+            y[i] = 1000 * (run + 1);
+        }
+        if (run > 0) {
+            dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0),
+                                      .tag_base = (uint64_t)(run + 1) << 40, .mem = DPC_MEM_HOST};
+            ck_assert_int_eq(dpc_sched_replay(s[0], &prm), DPC_OK);
+            prm.tp = dpc_sim_transport(sim, 1);
+            ck_assert_int_eq(dpc_sched_replay(s[1], &prm), DPC_OK);
+        }
+        dpc_status_t st[2];
+        ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+        ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+        if (run == 0) {      /* running: no replay */
+            dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 1), .tag_base = 1ull << 40,
+                                      .mem = DPC_MEM_HOST};
+            ck_assert_int_eq(dpc_sched_replay(s[1], &prm), DPC_ERR_STATE);
+        }
+        drive(sim, s, st, 2);
+        ck_assert_int_eq(st[0], DPC_OK);
+        ck_assert_int_eq(st[1], DPC_OK);
+        for (int i = 0; i < 4; i++)
+            ck_assert_int_eq(out[i], run * 100 + i + 1000 * (run + 1));
+        dpc_sched_stats_t stt;
+        dpc_sched_get_stats(s[1], &stt);
+        ck_assert_uint_eq(stt.recvs, 1);
+        ck_assert_uint_eq(stt.reduces, 1);
+    }
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    /* scratch from a pool: not replayable */
+    dpc_scratch_pool_t pool = {0};
+    dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .tag_base = 1ull << 40,
+                              .mem = DPC_MEM_HOST, .pool = &pool};
+    dpc_sched_t *q = NULL;
+    for (int k = 0; k < 2; k++) {     /* the second schedule gets the grown pool */
+        ck_assert_int_eq(dpc_sched_create(&prm, &q), DPC_OK);
+        ck_assert_ptr_nonnull(dpc_sched_scratch(q, 1024));
+        dpc_sched_nop(q, DPC_NO_DEPS);
+        ck_assert_int_eq(dpc_sched_start(q), DPC_OK);
+        ck_assert_int_eq(dpc_sched_test(q), DPC_OK);
+        if (k == 1) {
+            dpc_sched_params_t p2 = prm;
+            p2.pool = NULL;
+            ck_assert_int_eq(dpc_sched_replay(q, &p2), DPC_ERR_STATE);
+        }
+        dpc_sched_destroy(q);
+    }
+    dpc_scratch_pool_fini(&pool);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 /* A region ends with its schedule: a read that comes later (an algorithm
  * whose owner did not wait for its peers) fails, and says from whom, and
  * so does a read out of the region's bounds. */
@@ -524,6 +591,7 @@ int main(void)
     tcase_add_test(tc, test_one_sided);
     tcase_add_test(tc, test_one_sided_after_owner_left);
     tcase_add_test(tc, test_defer_local_expose);
+    tcase_add_test(tc, test_replay);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
     tcase_add_test(tc, test_local_slices);

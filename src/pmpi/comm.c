@@ -23,6 +23,8 @@ static void comm_state_free(dpc_comm_t *c)
     if (c->ctx > 0)
         dpc_g.ctx_used[c->ctx / 64] &= ~(UINT64_C(1) << (c->ctx % 64));
     dpc_sched_destroy(c->spare);
+    for (int i = 0; i < DPC_REPLAY_SLOTS; i++)
+        dpc_sched_destroy(c->replay[i].s);
     dpc_ucx_group_destroy(c->tp);
     dpc_scratch_pool_fini(&c->pool);
     free(c);

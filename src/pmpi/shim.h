@@ -57,6 +57,8 @@ typedef struct dpc_shim {
 extern dpc_shim_t dpc_g;
 
 /* Per-communicator state, attached with an attribute keyval. */
+#define DPC_REPLAY_SLOTS 8
+
 typedef struct dpc_comm {
     int refs;                  /* the attribute + ops in flight (under the lock) */
     int ctx;
@@ -65,6 +67,14 @@ typedef struct dpc_comm {
     dpc_transport_t *tp;
     dpc_scratch_pool_t pool;   /* scratch reused from call to call */
     dpc_sched_t *spare;        /* a finished schedule, reused by the next call */
+    struct {                   /* finished small schedules, run again when their
+                                  call (algorithm, arguments) repeats */
+        dpc_sched_t *s;
+        const dpc_algo_t *al;
+        dpc_coll_args_t a;
+        unsigned long used;    /* for least-recently-used eviction */
+    } replay[DPC_REPLAY_SLOTS];
+    unsigned long replay_clock;
     struct {                   /* last choice per collective (equal-count calls) */
         const dpc_algo_t *al, *forced;
         size_t count;
@@ -141,6 +151,7 @@ typedef struct dpc_req {
     bool completed;                 /* finish ran, the MPI request completed */
     bool freed;                     /* MPI freed the request first */
     bool held;                      /* holds a reference on c */
+    bool replayed;                  /* its schedule is a finished one run again */
     int err;                        /* MPI error code of the call */
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */

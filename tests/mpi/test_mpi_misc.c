@@ -279,6 +279,48 @@ START_TEST(test_disabled)
 }
 END_TEST
 
+/* The same call again and again on the same buffers (its schedule is then
+ * replayed, not rebuilt) with new data every time, interleaved with other
+ * algorithms and counts on those buffers: every result against PMPI's. */
+START_TEST(test_repeat)
+{
+    enum { N = 512 };
+    int p = t_size;
+    static int in[N * 8], out[N * 8], ref[N * 8];
+    static const char *const algos[] = {"auto", "ring", "recursive_doubling", "direct"};
+    for (int it = 0; it < 300; it++) {
+        int count = it % 7 == 6 ? N / 2 : N;         /* now and then another count */
+        const char *al = algos[(it / 50) % 4];        /* and another algorithm */
+        dpcoll_set_algorithm("allreduce", al);
+        for (int i = 0; i < N * p; i++)
+            in[i] = (i * 7 + it * 13 + t_rank * 101) % 1000 - 500;
+        int k = it % 4;
+        t_cases++;
+        if (k == 0) {
+            MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            PMPI_Allreduce(in, ref, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        } else if (k == 1) {
+            MPI_Allgather(in, count / p, MPI_INT, out, count / p, MPI_INT, MPI_COMM_WORLD);
+            PMPI_Allgather(in, count / p, MPI_INT, ref, count / p, MPI_INT, MPI_COMM_WORLD);
+            count = count / p * p;
+        } else if (k == 2) {
+            memcpy(out, in, sizeof(int) * (size_t)count);
+            memcpy(ref, in, sizeof(int) * (size_t)count);
+            MPI_Bcast(out, count, MPI_INT, it % p, MPI_COMM_WORLD);
+            PMPI_Bcast(ref, count, MPI_INT, it % p, MPI_COMM_WORLD);
+        } else {
+            MPI_Alltoall(in, count / p, MPI_INT, out, count / p, MPI_INT, MPI_COMM_WORLD);
+            PMPI_Alltoall(in, count / p, MPI_INT, ref, count / p, MPI_INT, MPI_COMM_WORLD);
+            count = count / p * p;
+        }
+        if (memcmp(out, ref, sizeof(int) * (size_t)count))
+            t_fail("repeat %d (%s, kind %d, count %d): differs from PMPI", it, al, k, count);
+    }
+    dpcoll_set_algorithm("allreduce", "auto");
+    t_agree("repeated calls on the same buffers");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "errors";
@@ -307,6 +349,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_disabled);
     else if (!strcmp(mode, "average"))
         tcase_add_test(tc, test_average);
+    else if (!strcmp(mode, "repeat"))
+        tcase_add_test(tc, test_repeat);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
