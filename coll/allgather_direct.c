@@ -8,8 +8,9 @@
  *
  * Restrictions: host memory on a transport with one-sided access; any
  * counts and displacements.
- * Cost (n = total bytes gathered): 3 (p-1) alpha + (p-1)/p n beta (equal
- * blocks): two messages and a read per peer.
+ * Cost (n = total bytes gathered): 4 (p-1) alpha + (p-1)/p n beta (equal
+ * blocks): two messages and a read per peer
+ * (priced as two messages).
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
 #include "config.h"
@@ -62,7 +63,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)total_bytes(a);
-    return 3 * (p - 1) * c->alpha + (p - 1) / p * n * c->beta;
+    return (2 + DIRECT_OP_ALPHAS) * (p - 1) * c->alpha + (p - 1) / p * n * c->beta;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -61,6 +61,11 @@ dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *
  * for all of them to say the same. */
 dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
 
+/* A read or write of another process's memory is a system call that pins
+ * the pages it touches: priced as two messages (measured on one node: a
+ * small one costs about what two small messages do). */
+#define DIRECT_OP_ALPHAS 2.0
+
 /* Messages and bytes each rank sends (descriptors, plus `extra` zero-byte
  * notices per peer besides the "done"). */
 static inline uint64_t direct_msgs(int p, int extra)
