@@ -95,6 +95,31 @@ const dpc_algo_t *dpc_algo_find(dpc_coll_t c, const char *name);
 /* True when the algorithm can run these arguments (flags vs. counts). */
 bool dpc_algo_applies(const dpc_algo_t *al, const dpc_coll_args_t *a);
 
+/*
+ * Allreduce as a pipeline of chunks (coll/pipeline.c), for device buffers
+ * staged through host memory: each chunk is an allreduce of its own, nested
+ * in one schedule (dpc_sched_sub_begin), with this rank's device input
+ * copied to the host just before its chunk starts and the chunk's result
+ * copied back as soon as it is final (DEVICE_COPY steps), so copies towards
+ * the host, transfers and copies back of successive chunks overlap. Ranks
+ * with host buffers build the same chunks without the copies.
+ */
+typedef struct dpc_pipe {
+    bool on;
+    const char *dev_in;      /* this rank's device input (not in place), or NULL */
+    char *dev_out;           /* its device output (in place: the input too), or NULL */
+    char *host_in, *host_out;   /* host memory they are staged through (same offsets) */
+} dpc_pipe_t;
+typedef const dpc_algo_t *(*dpc_choose_fn)(const dpc_coll_args_t *a, void *ctx);
+#define DPC_PIPE_MAX_CHUNKS 64
+/* a: the whole call (sbuf/rbuf: host buffers, unused where pp has device
+ * ones); chunks of chunk_bytes (fewer, larger ones beyond
+ * DPC_PIPE_MAX_CHUNKS); choose picks each chunk's algorithm (the same on
+ * every rank). *first: the first chunk's. */
+dpc_status_t dpc_pipeline_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
+                                size_t chunk_bytes, dpc_choose_fn choose, void *ctx,
+                                dpc_sched_t *s, const dpc_algo_t **first);
+
 /* Default pipeline segment in bytes, and the effective one for a call. */
 #define DPC_DEFAULT_SEG_BYTES (256u * 1024u)
 static inline size_t dpc_seg_bytes(const dpc_coll_args_t *a)

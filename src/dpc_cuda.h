@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#define DPC_CUDA_PLUGIN_VERSION 1
+#define DPC_CUDA_PLUGIN_VERSION 2
 
 typedef struct dpc_cuda_plugin {
     int version;
@@ -33,6 +33,13 @@ typedef struct dpc_cuda_plugin {
     int (*host_alloc)(void **p, size_t bytes);      /* pinned host memory */
     void (*host_free)(void *p);
     const char *(*error_string)(int err);
+    /* Events mark a point in a stream's work, for polling without blocking:
+     * event_query returns 0 once the work before event_record is done, 1
+     * while it is not, else an error. (version 2) */
+    int (*event_create)(void **ev);
+    void (*event_destroy)(void *ev);
+    int (*event_record)(void *ev, void *stream);
+    int (*event_query)(void *ev);
 } dpc_cuda_plugin_t;
 
 /* The one symbol the plugin exports. */

@@ -23,7 +23,7 @@
 #endif
 
 typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPOSE,
-               STEP_GET, STEP_PUT } step_kind_t;
+               STEP_GET, STEP_PUT, STEP_DCOPY } step_kind_t;
 typedef enum { ST_WAITING, ST_ISSUED, ST_DONE } step_state_t;
 /* S_REARMED: a finished schedule reset for another run of the same steps
  * (dpc_sched_replay): start() skips the successor table it already has. */
@@ -79,6 +79,13 @@ struct dpc_sched {
     int nexposed, cap_exposed;
     import_t *imports;
     int nimports, cap_imports;
+    int dev_inflight;        /* device copies started and not done */
+    struct {                 /* the sub-build being added, if any */
+        bool on;
+        dpc_step_id_t gate;
+        uint32_t tag_off, tag_span;
+        int first;
+    } sub;
     int *waiting;            /* peers in flight at failure */
     int nwaiting;
     dpc_sched_stats_t stats;
@@ -192,6 +199,7 @@ static dpc_step_id_t add_step(dpc_sched_t *s, const step_t *proto,
         return DPC_STEP_NONE;
     }
     int id = s->nsteps;
+    bool has_dep = false;
     for (int i = 0; i < ndeps; i++) {
         if (deps[i] == DPC_STEP_NONE)
             continue;
@@ -200,9 +208,27 @@ static dpc_step_id_t add_step(dpc_sched_t *s, const step_t *proto,
             return DPC_STEP_NONE;
         }
         s->edges[s->nedges++] = (edge_t){deps[i], id};
+        has_dep = true;
+    }
+    uint32_t tag = proto->tag;
+    if (s->sub.on) {
+        if ((proto->kind == STEP_SEND || proto->kind == STEP_RECV) && tag >= s->sub.tag_span) {
+            set_error(s, DPC_ERR_ARG, id);
+            return DPC_STEP_NONE;
+        }
+        if (proto->kind == STEP_SEND || proto->kind == STEP_RECV)
+            tag += s->sub.tag_off;
+        if (!has_dep && s->sub.gate != DPC_STEP_NONE) {
+            if (grow((void **)&s->edges, &s->cap_edges, s->nedges + 1, sizeof(edge_t))) {
+                set_error(s, DPC_ERR_NOMEM, -1);
+                return DPC_STEP_NONE;
+            }
+            s->edges[s->nedges++] = (edge_t){s->sub.gate, id};
+        }
     }
     step_t *st = &s->steps[s->nsteps++];
     *st = *proto;
+    st->tag = tag;
     st->sched = s;
     st->state = ST_WAITING;
     st->npending = 0;
@@ -292,6 +318,52 @@ dpc_step_id_t dpc_sched_put(dpc_sched_t *s, int peer, const void *desc, size_t o
     return id;
 }
 
+dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
+                                    int queue, const dpc_step_id_t *deps, int ndeps)
+{
+    if (!s->prm.dev_ops || (queue != DPC_TO_HOST && queue != DPC_TO_DEVICE)) {
+        set_error(s, DPC_ERR_ARG, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_DCOPY, .peer = -1, .dst = dst, .a = src, .count = bytes,
+                .off = (size_t)queue};
+    return add_step(s, &p, deps, ndeps);
+}
+
+void dpc_sched_sub_begin(dpc_sched_t *s, dpc_step_id_t gate, uint32_t tag_off, uint32_t tag_span)
+{
+    if (tag_off > DPC_STEP_TAG_MAX || tag_span > DPC_STEP_TAG_MAX + 1 - tag_off) {
+        set_error(s, DPC_ERR_ARG, -1);
+        return;
+    }
+    s->sub.on = true;
+    s->sub.gate = gate;
+    s->sub.tag_off = tag_off;
+    s->sub.tag_span = tag_span;
+    s->sub.first = s->nsteps;
+}
+
+dpc_step_id_t dpc_sched_sub_end(dpc_sched_t *s)
+{
+    int first = s->sub.first, n = s->nsteps - first;
+    dpc_step_id_t gate = s->sub.gate;
+    s->sub.on = false;
+    if (s->status != DPC_OK)
+        return DPC_STEP_NONE;
+    if (n == 0)      /* nothing to do (count 0): done with the gate */
+        return gate == DPC_STEP_NONE ? DPC_STEP_NONE : dpc_sched_nop(s, DPC_AFTER(gate));
+    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)n);
+    if (!all) {
+        set_error(s, DPC_ERR_NOMEM, -1);
+        return DPC_STEP_NONE;
+    }
+    for (int i = 0; i < n; i++)
+        all[i] = first + i;
+    dpc_step_id_t join = dpc_sched_nop(s, all, n);
+    free(all);
+    return join;
+}
+
 dpc_step_id_t dpc_sched_nop(dpc_sched_t *s, const dpc_step_id_t *deps, int ndeps)
 {
     step_t p = {.kind = STEP_NOP, .peer = -1};
@@ -331,6 +403,8 @@ static void xfer_done(void *arg, dpc_status_t status)
     dpc_sched_t *s = st->sched;
     st->xfer = NULL;
     s->inflight--;
+    if (st->kind == STEP_DCOPY)
+        s->dev_inflight--;
     if (status != DPC_OK)
         set_error(s, status, (int)(st - s->steps));
     complete_step(s, st);
@@ -486,6 +560,17 @@ static bool issue_step(dpc_sched_t *s, int id)
         }
         break;
     }
+    case STEP_DCOPY:
+        rc = s->prm.dev_ops->copy(s->prm.dev_ctx, st->dst, st->a, st->count, (int)st->off,
+                                  xfer_done, st);
+        if (rc == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+            s->dev_inflight++;
+            s->stats.copies++;
+            s->stats.bytes_copied += st->count;
+        }
+        break;
     default:
         rc = run_local(s, st);
         if (rc == DPC_INPROGRESS)
@@ -519,7 +604,7 @@ static void issue_transfers(dpc_sched_t *s)
         int kind = s->steps[id].kind;
         /* exposing is cheap and lets the peers start reading */
         if (kind == STEP_SEND || kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT ||
-            kind == STEP_EXPOSE)
+            kind == STEP_EXPOSE || kind == STEP_DCOPY)
             issue_step(s, id);
         else
             s->ready[keep++] = id;
@@ -598,7 +683,7 @@ static void record_waiting(dpc_sched_t *s)
     if (!s->waiting)
         return;
     for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].state == ST_ISSUED)
+        if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0)
             s->waiting[s->nwaiting++] = s->steps[i].peer;
 }
 
@@ -632,6 +717,8 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s)
     run_ready(s);
     if (s->status == DPC_OK && s->ndone < s->nsteps) {
         tp->ops->progress(tp);
+        if (s->dev_inflight)
+            s->prm.dev_ops->progress(s->prm.dev_ctx);
         run_ready(s);
     }
     if (s->status != DPC_OK)
@@ -686,7 +773,8 @@ static void reset(dpc_sched_t *s)
     s->nscratch = 0;
     s->nsteps = s->nedges = 0;
     s->ready_head = s->ready_tail = 0;
-    s->ndone = s->inflight = 0;
+    s->ndone = s->inflight = s->dev_inflight = 0;
+    s->sub.on = false;
     s->pool_used = s->scratch_total = 0;
     s->state = S_BUILDING;
     s->status = DPC_OK;
@@ -706,8 +794,10 @@ void dpc_sched_destroy(dpc_sched_t *s)
         cancel_inflight(s);
         uint64_t t0 = wall_ns();
         while (s->inflight > 0 && wall_ns() - t0 < 10000000000ull) {
-            if (!tp->ops->progress(tp))
-                tp->ops->idle_wait(tp, 1000000);
+            /* device copies cannot be cancelled: they end on their own */
+            int n = s->dev_inflight ? s->prm.dev_ops->progress(s->prm.dev_ctx) : 0;
+            if (!tp->ops->progress(tp) && !n)
+                tp->ops->idle_wait(tp, s->dev_inflight ? 0 : 1000000);
         }
         if (s->inflight > 0) {
             /* never free memory a transport may still write into */
@@ -729,7 +819,8 @@ void dpc_sched_destroy(dpc_sched_t *s)
 
 bool dpc_sched_has_local_work(const dpc_sched_t *s)
 {
-    return s->state == S_RUNNING && s->ready_head < s->ready_tail;
+    /* device copies in flight count: their end wakes no file descriptor */
+    return s->state == S_RUNNING && (s->ready_head < s->ready_tail || s->dev_inflight > 0);
 }
 
 bool dpc_sched_idle(const dpc_sched_t *s)
@@ -795,7 +886,7 @@ int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
     }
     int n = 0;
     for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].state == ST_ISSUED) {
+        if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0) {
             if (n < max)
                 peers[n] = s->steps[i].peer;
             n++;
@@ -806,7 +897,7 @@ int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
 void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
 {
     static const char *const kinds[] = {"send", "recv", "reduce", "copy", "nop", "expose", "get",
-                                        "put"};
+                                        "put", "device copy"};
     size_t off = 0;
     int n = snprintf(buf, len, "%s", dpc_status_str(s->status));
     off = n > 0 ? (size_t)n : 0;

@@ -43,6 +43,18 @@ typedef dpc_status_t (*dpc_device_reduce_fn_t)(void *dst, const void *a, const v
                                                size_t count, dpc_dtype_t dt, dpc_op_t op,
                                                dpc_memtype_t mem, void *ctx);
 
+/* Asynchronous copies between host and device memory (the CUDA layer, or a
+ * test's stand-in): copy() starts one on queue 0 (towards the host) or 1
+ * (towards the device), so the two directions overlap; cb comes exactly
+ * once, from progress(), never from inside copy(). */
+typedef struct dpc_device_ops {
+    dpc_status_t (*copy)(void *ctx, void *dst, const void *src, size_t bytes, int queue,
+                         dpc_xfer_cb_t cb, void *arg);
+    int (*progress)(void *ctx);     /* completions made */
+} dpc_device_ops_t;
+#define DPC_TO_HOST 0
+#define DPC_TO_DEVICE 1
+
 /* Scratch memory kept between schedules (one per communicator): fresh large
  * allocations cost a page fault per 4 KiB and zeroing by the kernel on every
  * call; a pool that grows to the high-water mark costs nothing after the
@@ -62,6 +74,8 @@ typedef struct dpc_sched_params {
     dpc_memtype_t mem;            /* memory type of the user buffers and scratch */
     dpc_device_reduce_fn_t device_reduce;
     void *device_ctx;
+    const dpc_device_ops_t *dev_ops;  /* for DEVICE_COPY steps */
+    void *dev_ctx;
     dpc_scratch_pool_t *pool;     /* optional (host memory only) */
     bool defer_local;             /* start() only issues transfers; copies and
                                      reductions wait for test() (a nonblocking
@@ -130,6 +144,21 @@ dpc_step_id_t dpc_sched_expose(dpc_sched_t *s, void *buf, size_t bytes, void *de
                                const dpc_step_id_t *deps, int ndeps);
 dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t offset,
                             void *dst, size_t bytes, const dpc_step_id_t *deps, int ndeps);
+
+/* An asynchronous copy through params.dev_ops, towards the host
+ * (DPC_TO_HOST) or the device (DPC_TO_DEVICE). */
+dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
+                                    int queue, const dpc_step_id_t *deps, int ndeps);
+
+/*
+ * Sub-builds: one collective's build nested in a larger schedule (a chunk
+ * of a pipeline). Between begin and end, a step with no dependency gets
+ * `gate` as one, and step tags are moved up by tag_off; a tag of tag_span
+ * or more fails the build (DPC_ERR_ARG: the nested algorithm needs more tags
+ * than its share). end returns a step done when all of the sub-build is.
+ */
+void dpc_sched_sub_begin(dpc_sched_t *s, dpc_step_id_t gate, uint32_t tag_off, uint32_t tag_span);
+dpc_step_id_t dpc_sched_sub_end(dpc_sched_t *s);
 
 /* A step that does nothing: a join point for many dependencies. */
 dpc_step_id_t dpc_sched_nop(dpc_sched_t *s, const dpc_step_id_t *deps, int ndeps);

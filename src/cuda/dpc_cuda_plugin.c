@@ -71,8 +71,31 @@ static const char *error_string(int err)
     return err == DPC_CUDA_UNSUPPORTED ? "no device kernel for this type" : cudaGetErrorString((cudaError_t)err);
 }
 
+static int event_create(void **ev)
+{
+    return (int)cudaEventCreateWithFlags((cudaEvent_t *)ev, cudaEventDisableTiming);
+}
+
+static void event_destroy(void *ev)
+{
+    cudaEventDestroy((cudaEvent_t)ev);
+}
+
+static int event_record(void *ev, void *s)
+{
+    return (int)cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)s);
+}
+
+static int event_query(void *ev)
+{
+    cudaError_t e = cudaEventQuery((cudaEvent_t)ev);
+    return e == cudaSuccess ? 0 : e == cudaErrorNotReady ? 1 : (int)e;
+}
+
 static const dpc_cuda_plugin_t plugin = {
     .version = DPC_CUDA_PLUGIN_VERSION,
+    .event_create = event_create, .event_destroy = event_destroy,
+    .event_record = event_record, .event_query = event_query,
     .init = init, .is_device = is_device,
     .stream_create = stream_create, .stream_destroy = stream_destroy, .stream_sync = stream_sync,
     .copy_async = copy_async, .reduce_async = reduce_async,

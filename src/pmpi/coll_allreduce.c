@@ -53,7 +53,21 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (!in_place && count > 0 && sendbuf == recvbuf)
         return dpc_raise(comm, MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer "
                          "(use MPI_IN_PLACE)", call);
-    if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
+    size_t bytes = (size_t)count * (size_t)ti.size;
+    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
+    /* Device buffers: a large call of a predefined op on a contiguous type
+     * runs as a pipeline of chunks with asynchronous copies (pipeline.c);
+     * anything else is staged whole through host copies first. */
+    bool piped = false;
+    if ((dev_in || dev_out) && mode != DPC_PERSISTENT && ti.contig && !avg &&
+        dpc_pipeline_wanted(bytes)) {
+        err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+        if (err > 0)
+            return err;
+        piped = err == 0;
+    }
+    if ((dev_in || dev_out) && !piped) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
         if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
@@ -78,6 +92,16 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (!j)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     dpc_reduce_job_setup(j);
+    j->base.pipe.on = dpc_pipeline_wanted(bytes);
+    if (piped) {
+        j->base.pipe.dev_in = dev_in ? (const char *)sendbuf + ti.true_lb : NULL;
+        j->base.pipe.dev_out = dev_out ? (char *)recvbuf + ti.true_lb : NULL;
+        if (dpc_pipe_alloc(&j->base.pipe, bytes)) {
+            dpc_job_discard(&j->base, j != &local);
+            return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: cannot allocate pinned host memory "
+                             "(%zu bytes) to stage the device buffers", call, bytes);
+        }
+    }
     j->base.call = call;
     j->base.bytes = (unsigned long long)count * (unsigned long long)ti.size;
     j->base.a = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .in_place = in_place,
@@ -88,7 +112,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     j->total = j->mine = count;
     j->ti = ti;
     j->in_place = in_place;
-    j->avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    j->avg = avg;
     j->size = c->size;
     if ((err = dpc_keep_type(datatype, &ti, mode, &j->dt, &j->dt_ours))) {
         dpc_job_discard(&j->base, j != &local);

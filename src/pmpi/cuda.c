@@ -176,3 +176,135 @@ int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t
         return err;
     return dpc_done_request(req);   /* ran to the end already */
 }
+
+/*
+ * Device copies for schedules (dpc_device_ops_t): two streams, one per
+ * direction, so that copies towards the host and towards the device
+ * overlap each other and the transfers; each copy records an event, and
+ * progress polls them in order, never blocking.
+ */
+typedef struct pend { void *ev; dpc_xfer_cb_t cb; void *arg; } pend_t;
+static struct {
+    void *stream[2];
+    pend_t *q[2];
+    int head[2], tail[2], cap[2];
+    void **spare_ev;
+    int nspare, capspare;
+} dv;
+
+static dpc_status_t dev_copy(void *ctx, void *dst, const void *src, size_t bytes, int queue,
+                             dpc_xfer_cb_t cb, void *arg)
+{
+    (void)ctx;
+    int rc;
+    if (!dv.stream[queue] && (rc = dpc_cuda->stream_create(&dv.stream[queue]))) {
+        dv.stream[queue] = NULL;
+        dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
+        return DPC_ERR_TRANSPORT;
+    }
+    if (dv.tail[queue] == dv.cap[queue]) {
+        int ncap = dv.cap[queue] ? 2 * dv.cap[queue] : 64;
+        pend_t *n = realloc(dv.q[queue], sizeof(pend_t) * (size_t)ncap);
+        if (!n)
+            return DPC_ERR_NOMEM;
+        dv.q[queue] = n;
+        dv.cap[queue] = ncap;
+    }
+    void *ev = dv.nspare ? dv.spare_ev[--dv.nspare] : NULL;
+    if (!ev && (rc = dpc_cuda->event_create(&ev))) {
+        dpc_log(DPC_LOG_ERROR, "cannot create a CUDA event: %s", dpc_cuda->error_string(rc));
+        return DPC_ERR_TRANSPORT;
+    }
+    if ((rc = dpc_cuda->copy_async(dst, src, bytes, dv.stream[queue])) ||
+        (rc = dpc_cuda->event_record(ev, dv.stream[queue]))) {
+        dpc_log(DPC_LOG_ERROR, "%s copy: %s", queue == DPC_TO_HOST ? "device to host"
+                : "host to device", dpc_cuda->error_string(rc));
+        dpc_cuda->event_destroy(ev);
+        return DPC_ERR_TRANSPORT;
+    }
+    dv.q[queue][dv.tail[queue]++] = (pend_t){ev, cb, arg};
+    return DPC_OK;
+}
+
+static void spare_event(void *ev)
+{
+    if (dv.nspare == dv.capspare) {
+        int ncap = dv.capspare ? 2 * dv.capspare : 64;
+        void **n = realloc(dv.spare_ev, sizeof(void *) * (size_t)ncap);
+        if (!n) {
+            dpc_cuda->event_destroy(ev);
+            return;
+        }
+        dv.spare_ev = n;
+        dv.capspare = ncap;
+    }
+    dv.spare_ev[dv.nspare++] = ev;
+}
+
+static int dev_progress(void *ctx)
+{
+    (void)ctx;
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        while (dv.head[k] < dv.tail[k]) {
+            pend_t *p = &dv.q[k][dv.head[k]];
+            int rc = dpc_cuda->event_query(p->ev);
+            if (rc == 1)
+                break;       /* the stream is in order: later ones are not done either */
+            if (rc)
+                dpc_log(DPC_LOG_ERROR, "device copy: %s", dpc_cuda->error_string(rc));
+            dv.head[k]++;
+            spare_event(p->ev);
+            p->cb(p->arg, rc ? DPC_ERR_TRANSPORT : DPC_OK);
+            n++;
+        }
+        if (dv.head[k] == dv.tail[k])
+            dv.head[k] = dv.tail[k] = 0;
+    }
+    return n;
+}
+
+const dpc_device_ops_t dpc_cuda_device_ops = {.copy = dev_copy, .progress = dev_progress};
+
+void dpc_cuda_fini(void)
+{
+    if (!dpc_cuda)
+        return;
+    for (int k = 0; k < 2; k++) {
+        if (dv.stream[k]) {
+            dpc_cuda->stream_sync(dv.stream[k]);
+            dpc_cuda->stream_destroy(dv.stream[k]);
+        }
+        free(dv.q[k]);
+    }
+    for (int i = 0; i < dv.nspare; i++)
+        dpc_cuda->event_destroy(dv.spare_ev[i]);
+    free(dv.spare_ev);
+    memset(&dv, 0, sizeof(dv));
+}
+
+void dpc_pipe_release(dpc_pipe_t *pp)
+{
+    if (dpc_cuda) {
+        if (pp->host_in)
+            dpc_cuda->host_free(pp->host_in);
+        if (pp->host_out)
+            dpc_cuda->host_free(pp->host_out);
+    }
+    pp->host_in = pp->host_out = NULL;
+}
+
+int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes)
+{
+    void *in = NULL, *out = NULL;
+    if (pp->dev_in && dpc_cuda->host_alloc(&in, bytes))
+        return -1;
+    if (pp->dev_out && dpc_cuda->host_alloc(&out, bytes)) {
+        if (in)
+            dpc_cuda->host_free(in);
+        return -1;
+    }
+    pp->host_in = in;
+    pp->host_out = out;
+    return 0;
+}

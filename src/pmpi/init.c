@@ -165,8 +165,14 @@ static void dpc_init(int provided)
         dpc_g.keyval = dpc_comm_keyval_create();
         dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
         dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS;
-        if (dpc_g.active)
+        if (dpc_g.active) {
             dpc_cuda_load();
+            /* one rank with device buffers: every rank cuts large
+             * allreduces into the same chunks (pipeline.c) */
+            int mine = dpc_cuda != NULL, any = 0;
+            PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            dpc_g.pipeline = any;
+        }
     } else if (dpc_g.ux) {
         dpc_ucx_destroy(dpc_g.ux);
         dpc_g.ux = NULL;
@@ -210,6 +216,7 @@ DPCOLL_API int MPI_Finalize(void)
         dpc_nbc_fini();
         PMPI_Barrier(MPI_COMM_WORLD);
         dpc_comm_release_builtin();
+        dpc_cuda_fini();
         dpc_ucx_destroy(dpc_g.ux);
         dpc_g.ux = NULL;
         PMPI_Comm_free_keyval(&dpc_g.keyval);

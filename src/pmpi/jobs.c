@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "jobs.h"
+#include "stage.h"
 #include <stdlib.h>
 #include "dpc_reduce.h"
 
@@ -78,6 +79,7 @@ static int reduce_finish(dpc_job_t *b, MPI_Comm comm)
 static void reduce_release(dpc_job_t *b)
 {
     dpc_reduce_job_t *j = (dpc_reduce_job_t *)b;
+    dpc_pipe_release(&b->pipe);
     free(j->tin);
     free(j->tout);
     free(j->counts);

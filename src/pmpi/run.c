@@ -6,6 +6,7 @@
 #include "config.h"
 #include "shim.h"
 #include "dpc_log.h"
+#include "stage.h"
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,13 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     fprintf(stderr, "libdpcoll explain: %s\n", line);
 }
 
+static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call);
+
+const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
+{
+    return choose(c, a, call);
+}
+
 static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
 {
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
@@ -232,7 +240,7 @@ void dpc_op_wait(dpc_req_t *op)
             break;
         /* sleep on the worker's fd; not with other user threads around,
          * who would then wait for the lock instead of for the network */
-        if (yields > YIELDS && !dpc_g.mt)
+        if (yields > YIELDS && !dpc_g.mt && !(op->s && dpc_sched_has_local_work(op->s)))
             tp->ops->idle_wait(tp, 1000000);
         dpc_unlock(lk);
         if (yields && (yields <= YIELDS || dpc_g.mt))
@@ -296,6 +304,7 @@ int dpc_op_start(dpc_req_t *op)
         .timeout_ns = (uint64_t)(dpc_g.cfg.timeout_s * 1e9),
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
+        .dev_ops = j->pipe.dev_in || j->pipe.dev_out ? &dpc_cuda_device_ops : NULL,
         .defer_local = op->mode != DPC_BLOCKING,
         /* nonblocking: copies and reductions in slices, so the lock the
          * progress thread holds while it works is free again within tens
@@ -332,7 +341,9 @@ int dpc_op_start(dpc_req_t *op)
     dpc_unlock(lk);
     if (!op->s)
         st = dpc_sched_create(&prm, &op->s);
-    if (st == DPC_OK && !op->replayed)
+    if (st == DPC_OK && !op->replayed && j->pipe.on)
+        st = dpc_pipeline_run_build(c, j->call, a, &j->pipe, op->s, &op->al);
+    else if (st == DPC_OK && !op->replayed)
         st = al->build(a, op->s);
     dpc_lock(lk);
     if (st == DPC_OK)

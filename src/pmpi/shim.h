@@ -34,6 +34,8 @@ typedef struct dpc_shim {
     int world_rank, world_size, thread_level;
     bool mt;                /* MPI_THREAD_MULTIPLE: user threads call us concurrently */
     bool oversubscribed;    /* more ranks on this node than cores for them */
+    bool pipeline;          /* some rank has the CUDA plugin: large allreduces run
+                               as pipelines of chunks on every rank (pipeline.c) */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
     int keyval;
@@ -82,6 +84,10 @@ typedef struct dpc_comm {
     } last[DPC_COLL_COUNT];
 } dpc_comm_t;
 
+/* The algorithm the model (or a forced choice) picks for these arguments
+ * on this communicator. */
+const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call);
+
 /* Gets (on first use: creates, collectively) the state of an intra-
  * communicator. Returns an MPI error code. */
 int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p);
@@ -125,6 +131,7 @@ int dpc_raise(MPI_Comm comm, int errclass, const char *fmt, ...) __attribute__((
 typedef struct dpc_job dpc_job_t;
 struct dpc_job {
     dpc_coll_args_t a;
+    dpc_pipe_t pipe;
     const char *call;
     unsigned long long bytes;           /* for DPCOLL_STATS */
     int (*prepare)(dpc_job_t *j, MPI_Comm comm);

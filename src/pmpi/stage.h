@@ -46,6 +46,21 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t
                    dpc_span_t rd, void **hr);
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, MPI_Request *req);
+/* Pipelines of chunks (pipeline.c). */
+#define DPC_PIPE_CHUNK_BYTES (1u << 20)
+bool dpc_pipeline_wanted(size_t bytes);
+dpc_status_t dpc_pipeline_run_build(dpc_comm_t *c, const char *call, const dpc_coll_args_t *a,
+                                    const dpc_pipe_t *pp, dpc_sched_t *s,
+                                    const dpc_algo_t **first);
+/* Pinned staging for a job's device buffers (nonzero: out of memory). */
+int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes);
+/* Frees a job's pinned staging. */
+void dpc_pipe_release(dpc_pipe_t *pp);
+
+/* Asynchronous device copies for schedules (with the plugin on). */
+extern const dpc_device_ops_t dpc_cuda_device_ops;
+void dpc_cuda_fini(void);
+
 /* Nonzero when one of the buffers is on the device (the plugin is on). */
 #define DPC_ON_DEVICE(a, b) (dpc_cuda && (dpc_cuda_is_device(a) || dpc_cuda_is_device(b)))
 

@@ -71,14 +71,65 @@ static int is_device(const void *p)
     return arena && (const char *)p >= arena && (const char *)p < arena + ARENA;
 }
 
-static int stream_create(void **s) { *s = (void *)1; return 0; }
-static void stream_destroy(void *s) { (void)s; }
-static int stream_sync(void *s) { (void)s; return 0; }
+/* A stream queues its copies and does them only when synchronized, or when
+ * an event recorded after them is polled the second time: so a caller
+ * that uses a copy's destination before the copy is reported done reads
+ * stale data, as it would on a GPU. */
+typedef struct fcopy { void *dst; const void *src; size_t n; } fcopy_t;
+typedef struct fstream { fcopy_t q[4096]; int head, tail; } fstream_t;
+typedef struct fevent { fstream_t *s; int upto, polls; } fevent_t;
+
+static void run_until(fstream_t *s, int upto)
+{
+    while (s->head < upto) {
+        fcopy_t *c = &s->q[s->head++ % 4096];
+        fake_dev_copy(c->dst, c->src, c->n);
+    }
+}
+
+static int stream_create(void **s)
+{
+    *s = calloc(1, sizeof(fstream_t));
+    return *s ? 0 : 2;
+}
+static void stream_destroy(void *s) { free(s); }
+static int stream_sync(void *s)
+{
+    fstream_t *f = s;
+    run_until(f, f->tail);
+    return 0;
+}
 static int copy_async(void *dst, const void *src, size_t n, void *s)
 {
-    (void)s;
-    fake_dev_copy(dst, src, n);
+    fstream_t *f = s;
+    if (f->tail - f->head >= 4096)
+        run_until(f, f->head + 1);     /* full: the oldest is done by now */
+    f->q[f->tail++ % 4096] = (fcopy_t){dst, src, n};
     __atomic_add_fetch(&copies, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+static int event_create(void **ev)
+{
+    *ev = calloc(1, sizeof(fevent_t));
+    return *ev ? 0 : 2;
+}
+static void event_destroy(void *ev) { free(ev); }
+static int event_record(void *ev, void *s)
+{
+    fevent_t *e = ev;
+    e->s = s;
+    e->upto = e->s->tail;
+    e->polls = 0;
+    return 0;
+}
+static int event_query(void *ev)
+{
+    fevent_t *e = ev;
+    if (e->s->head >= e->upto)
+        return 0;
+    if (++e->polls < 2)
+        return 1;
+    run_until(e->s, e->upto);
     return 0;
 }
 static int reduce_async(void *d, const void *a, const void *b, size_t n, int dt, int op, void *s)
@@ -95,6 +146,8 @@ static const dpc_cuda_plugin_t plugin = {
     .stream_create = stream_create, .stream_destroy = stream_destroy, .stream_sync = stream_sync,
     .copy_async = copy_async, .reduce_async = reduce_async, .host_alloc = host_alloc,
     .host_free = host_free, .error_string = error_string,
+    .event_create = event_create, .event_destroy = event_destroy,
+    .event_record = event_record, .event_query = event_query,
 };
 
 __attribute__((visibility("default"))) const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version)

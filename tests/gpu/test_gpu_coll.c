@@ -84,7 +84,20 @@ static void run(int mode, long n)
     /* allreduce, out of place, in place, nonblocking */
     fill(hin, n, 1);
     put(mode, din, hin, b);
+#ifdef FAKE_DEVICE
+    unsigned long before = fake_dev_copies();
+#endif
     MPI_Allreduce(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+#ifdef FAKE_DEVICE
+    /* 2 MiB and more on the device: a pipeline of 1 MiB chunks, each copied
+     * in and out on its own (whole staging would make 3 copies) */
+    unsigned long made = fake_dev_copies() - before, want = 2 * ((b + (1u << 20) - 1) >> 20);
+    if (on_device(mode) && b >= (2u << 20) && made < want) {
+        failures++;
+        printf("FAILED: rank %d: allreduce of %zu bytes made %lu device copies, a pipeline %lu\n",
+               rank, b, made, want);
+    }
+#endif
     get(mode, hout, dout, b);
     PMPI_Allreduce(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     check("allreduce", mode, n, hout, ref, b);
@@ -189,9 +202,10 @@ int main(int argc, char **argv)
     }
     cudaSetDevice(rank % ndev);
 #endif
-    const long counts[] = {0, 1, 7, 1000, 1 << 20};
+    /* the last two: pipelines of 4 and of 17 chunks (the last one short) */
+    const long counts[] = {0, 1, 7, 1000, 1 << 20, (1 << 22) + 3};
     for (int mode = 1; mode <= 2; mode++)
-        for (int c = 0; c < 5; c++)
+        for (int c = 0; c < 6; c++)
             run(mode, counts[c]);
 #ifdef FAKE_DEVICE
     /* the staging must really have run: copies through the plugin */

@@ -1,0 +1,32 @@
+/*
+ * When a call runs as a pipeline of chunks (coll/pipeline.c), decided so
+ * that every rank decides alike: from the call's size and a job-wide flag
+ * alone (dpc_g.pipeline: some rank has the CUDA plugin), never from a
+ * rank's own memory, so ranks with host buffers and ranks with device
+ * buffers build the same chunks and match message for message; a host rank
+ * simply has no copies to make.
+ */
+#include "config.h"
+#include "shim.h"
+#include "stage.h"
+
+bool dpc_pipeline_wanted(size_t bytes)
+{
+    return dpc_g.pipeline && bytes >= 2 * (size_t)DPC_PIPE_CHUNK_BYTES;
+}
+
+typedef struct { dpc_comm_t *c; const char *call; } choose_ctx_t;
+
+static const dpc_algo_t *choose_chunk(const dpc_coll_args_t *a, void *ctx)
+{
+    choose_ctx_t *cc = ctx;
+    return dpc_choose(cc->c, a, cc->call);
+}
+
+dpc_status_t dpc_pipeline_run_build(dpc_comm_t *c, const char *call, const dpc_coll_args_t *a,
+                                    const dpc_pipe_t *pp, dpc_sched_t *s,
+                                    const dpc_algo_t **first)
+{
+    choose_ctx_t cc = {c, call};
+    return dpc_pipeline_build(a, pp, DPC_PIPE_CHUNK_BYTES, choose_chunk, &cc, s, first);
+}
