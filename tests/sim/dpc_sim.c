@@ -67,6 +67,8 @@ struct dpc_sim {
     bool reorder;
     uint64_t *pair_bytes, *pair_msgs;
     uint64_t next_region;
+    const dpc_device_ops_t *dev_ops;
+    void **dev_ctx;
 };
 
 static void xl_push(xlist_t *l, struct dpc_xfer *x, int which)
@@ -499,6 +501,17 @@ int dpc_sim_deliver(dpc_sim_t *sim)
 }
 
 uint64_t dpc_sim_events(const dpc_sim_t *sim) { return sim->events; }
+void dpc_sim_set_device(dpc_sim_t *sim, const dpc_device_ops_t *ops, void **ctx)
+{
+    sim->dev_ops = ops;
+    sim->dev_ctx = ctx;
+}
+void dpc_sim_poke(dpc_sim_t *sim) { sim->events++; }
+const dpc_device_ops_t *dpc_sim_device(const dpc_sim_t *sim, int rank, void **ctx)
+{
+    *ctx = sim->dev_ctx ? sim->dev_ctx[rank] : NULL;
+    return sim->dev_ops;
+}
 uint64_t dpc_sim_now(const dpc_sim_t *sim) { return sim->now; }
 void dpc_sim_advance(dpc_sim_t *sim, uint64_t ns) { sim->now += ns; }
 int dpc_sim_pending(const dpc_sim_t *sim) { return sim->pending; }

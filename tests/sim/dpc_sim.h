@@ -69,6 +69,13 @@ bool dpc_sim_dead(const dpc_sim_t *sim, int rank);
  */
 typedef void (*dpc_sim_observer_t)(void *ctx, int round);
 
+/* Device copies for the schedules dpc_sim_run makes (rank r's get ctx[r]);
+ * a device stand-in calls dpc_sim_poke when it starts or ends a copy, so
+ * the driver sees something happen. */
+void dpc_sim_set_device(dpc_sim_t *sim, const dpc_device_ops_t *ops, void **ctx);
+void dpc_sim_poke(dpc_sim_t *sim);
+const dpc_device_ops_t *dpc_sim_device(const dpc_sim_t *sim, int rank, void **ctx);
+
 dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_args_t *args,
                          uint64_t timeout_ns, dpc_status_t *status, char **errmsg,
                          dpc_sim_observer_t observer, void *ctx);

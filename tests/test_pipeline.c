@@ -1,0 +1,277 @@
+/*
+ * The device pipeline (coll/pipeline.c) on the simulated transport, with
+ * pseudo-device memory: an arena kept PROT_NONE except inside this file's
+ * own copies, so a host reduction (or any host code) that touched device
+ * memory would crash the test. Copies complete asynchronously (two
+ * progress calls after they start), as a GPU's would. Ranks mix device and
+ * host buffers; every allreduce algorithm serves as the chunks' algorithm
+ * in turn; results are exact (integer data, closed-form sums) and equal on
+ * every rank.
+ */
+#include "config.h"
+#include <check.h>
+#include "check_run.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "dpc_coll.h"
+#include "dpc_sim.h"
+
+#define ARENA (64u << 20)
+static char *arena;
+static size_t arena_used;
+static unsigned long dev_copies;
+
+static void open_arena(int on)
+{
+    mprotect(arena, ARENA, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+static void *dev_alloc(size_t n)
+{
+    char *p = arena + arena_used;
+    arena_used += (n + 4095) & ~(size_t)4095;
+    ck_assert(arena_used <= ARENA);
+    return p;
+}
+
+static bool on_dev(const void *p)
+{
+    return (const char *)p >= arena && (const char *)p < arena + ARENA;
+}
+
+/* the test's own transfers into and out of the arena */
+static void dev_put(void *dst, const void *src, size_t n)
+{
+    open_arena(1);
+    memcpy(dst, src, n);
+    open_arena(0);
+}
+
+/* a rank's copy queue: a copy is done at the second progress after it
+ * started */
+typedef struct pcopy { void *dst; const void *src; size_t n; dpc_xfer_cb_t cb; void *arg; int age; } pcopy_t;
+typedef struct devq { dpc_sim_t *sim; pcopy_t q[4096]; int n; } devq_t;
+
+static dpc_status_t q_copy(void *ctx, void *dst, const void *src, size_t n, int queue,
+                           dpc_xfer_cb_t cb, void *arg)
+{
+    devq_t *d = ctx;
+    /* the direction the step says is the one the pointers go */
+    ck_assert(queue == DPC_TO_HOST ? on_dev(src) && !on_dev(dst) : on_dev(dst) && !on_dev(src));
+    ck_assert_int_lt(d->n, 4096);
+    d->q[d->n++] = (pcopy_t){dst, src, n, cb, arg, 0};
+    dpc_sim_poke(d->sim);
+    return DPC_OK;
+}
+
+static int q_progress(void *ctx)
+{
+    devq_t *d = ctx;
+    int done = 0, keep = 0;
+    pcopy_t fire[4096];
+    for (int i = 0; i < d->n; i++) {
+        if (++d->q[i].age >= 2) {
+            open_arena(1);
+            memmove(d->q[i].dst, d->q[i].src, d->q[i].n);
+            open_arena(0);
+            dev_copies++;
+            fire[done++] = d->q[i];
+        } else {
+            d->q[keep++] = d->q[i];
+        }
+    }
+    d->n = keep;
+    for (int i = 0; i < done; i++) {
+        dpc_sim_poke(d->sim);
+        fire[i].cb(fire[i].arg, DPC_OK);
+    }
+    return done;
+}
+
+static const dpc_device_ops_t qops = {.copy = q_copy, .progress = q_progress};
+
+/* the pipeline as an "algorithm" for dpc_sim_run: per-rank buffers here */
+static dpc_pipe_t pipes[8];
+static const dpc_algo_t *chunk_algo;
+static size_t chunk_bytes;
+
+static const dpc_algo_t *pick(const dpc_coll_args_t *a, void *ctx)
+{
+    (void)a;
+    (void)ctx;
+    return chunk_algo;
+}
+
+static dpc_status_t build_pipe(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    const dpc_algo_t *first = NULL;
+    return dpc_pipeline_build(a, &pipes[a->rank], chunk_bytes, pick, NULL, s, &first);
+}
+
+static const dpc_algo_t pipe_algo = {.name = "pipeline", .coll = DPC_ALLREDUCE,
+                                     .build = build_pipe};
+
+static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t seed)
+{
+    dpc_sim_opts_t o = {.reorder_seed = seed};
+    dpc_sim_t *sim = dpc_sim_create(p, &o);
+    devq_t *dq = calloc((size_t)p, sizeof(devq_t));
+    void *ctx[8];
+    dpc_coll_args_t args[8];
+    int64_t *hin[8], *hout[8], *dout[8], *stage_in[8], *stage_out[8];
+    size_t b = count * sizeof(int64_t);
+    arena_used = 0;
+    for (int r = 0; r < p; r++) {
+        dq[r].sim = sim;
+        ctx[r] = &dq[r];
+        bool dev = mixed ? r % 2 == 0 : true;
+        hin[r] = malloc(b + 8);
+        hout[r] = calloc(1, b + 8);
+        for (size_t i = 0; i < count; i++)
+            hin[r][i] = (int64_t)(i % 1009) * (r + 1) - r;
+        stage_in[r] = malloc(b + 8);
+        stage_out[r] = malloc(b + 8);
+        memset(&pipes[r], 0, sizeof(pipes[r]));
+        pipes[r].on = true;
+        args[r] = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .rank = r, .size = p, .count = count,
+                                    .dtype = DPC_INT64, .op = DPC_OP_SUM, .in_place = in_place,
+                                    .one_sided = true};
+        if (dev) {
+            dout[r] = dev_alloc(b + 8);
+            pipes[r].dev_out = (char *)dout[r];
+            pipes[r].host_out = (char *)stage_out[r];
+            if (in_place) {
+                dev_put(dout[r], hin[r], b);
+            } else {
+                int64_t *din = dev_alloc(b + 8);
+                dev_put(din, hin[r], b);
+                pipes[r].dev_in = (const char *)din;
+                pipes[r].host_in = (char *)stage_in[r];
+            }
+            /* the pipeline uses the pipe's buffers, never these on a device rank */
+            args[r].sbuf = in_place ? NULL : pipes[r].dev_in;
+            args[r].rbuf = dout[r];
+        } else {
+            dout[r] = NULL;
+            if (in_place)
+                memcpy(hout[r], hin[r], b);
+            args[r].sbuf = in_place ? NULL : hin[r];
+            args[r].rbuf = hout[r];
+        }
+    }
+    dpc_sim_set_device(sim, &qops, ctx);
+    dpc_status_t st[8];
+    char *em[8];
+    ck_assert_int_eq(dpc_sim_run(sim, &pipe_algo, args, 60ull * 1000000000ull, st, em, NULL, NULL),
+                     DPC_OK);
+    for (int r = 0; r < p; r++)
+        ck_assert_msg(st[r] == DPC_OK, "%s chunks, p=%d count=%zu rank %d: %s", chunk_algo->name,
+                      p, count, r, em[r] ? em[r] : "?");
+    dpc_sim_free_msgs(em, p);
+    for (int r = 0; r < p; r++) {
+        int64_t *got = hout[r];
+        if (dout[r]) {
+            open_arena(1);
+            memcpy(got, dout[r], b);
+            open_arena(0);
+        }
+        for (size_t i = 0; i < count; i++) {
+            /* sum over q of (i % 1009)(q+1) - q */
+            int64_t want = (int64_t)(i % 1009) * p * (p + 1) / 2 - (int64_t)p * (p - 1) / 2;
+            ck_assert_msg(got[i] == want, "%s chunks, p=%d count=%zu%s rank %d [%zu]: %lld, want %lld",
+                          chunk_algo->name, p, count, in_place ? " in place" : "", r, i,
+                          (long long)got[i], (long long)want);
+        }
+    }
+    ck_assert_int_eq(dpc_sim_pending(sim), 0);
+    for (int r = 0; r < p; r++) {
+        ck_assert_int_eq(dq[r].n, 0);      /* no copy left behind */
+        free(hin[r]);
+        free(hout[r]);
+        free(stage_in[r]);
+        free(stage_out[r]);
+    }
+    free(dq);
+    dpc_sim_destroy(sim);
+}
+
+/* loop index: allreduce algorithm */
+START_TEST(test_pipeline_algos)
+{
+    int k = 0;
+    for (const dpc_algo_t *const *al = dpc_algos(); *al; al++)
+        if ((*al)->coll == DPC_ALLREDUCE && k++ == _i)
+            chunk_algo = *al;
+    ck_assert_ptr_nonnull(chunk_algo);
+    static const int ps[] = {1, 2, 3, 4, 5};
+    /* 1 KiB chunks: counts giving 1 chunk, several, a short last one, and
+     * more than DPC_PIPE_MAX_CHUNKS (then fewer, larger ones) */
+    static const size_t counts[] = {0, 1, 128, 1000, 10007};
+    chunk_bytes = 1024;
+    unsigned long before = dev_copies;
+    for (unsigned pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++)
+        for (unsigned ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+            for (int ip = 0; ip < 2; ip++)
+                for (int mixed = 0; mixed < 2; mixed++)
+                    run_case(ps[pi], counts[ci], ip, mixed, (uint64_t)(pi * 100 + ci * 10 + ip + 1));
+    ck_assert_uint_gt(dev_copies, before);
+}
+END_TEST
+
+/* The chunks' copies overlap: with several chunks, a later chunk's copy to
+ * the host starts before an earlier chunk's result has gone back. */
+START_TEST(test_pipeline_overlaps)
+{
+    /* asserted through the engine's order: all copies to the host are
+     * ready at the start (they depend on nothing), so the first progress
+     * after start sees every chunk's copy in flight at once */
+    chunk_algo = dpc_algo_find(DPC_ALLREDUCE, "ring");
+    chunk_bytes = 1024;
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    devq_t dq[2] = {{.sim = sim}, {.sim = sim}};
+    void *ctx[2] = {&dq[0], &dq[1]};
+    dpc_sim_set_device(sim, &qops, ctx);
+    size_t count = 1024, b = count * sizeof(int64_t);     /* 8 chunks */
+    arena_used = 0;
+    int64_t *h = calloc(count, sizeof(int64_t)), *st_in = malloc(b), *st_out = malloc(b);
+    int64_t *din = dev_alloc(b), *dout = dev_alloc(b);
+    dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .tag_base = 1ull << 40,
+                              .mem = DPC_MEM_HOST, .dev_ops = &qops, .dev_ctx = &dq[0]};
+    dpc_sched_t *s = NULL;
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    dpc_pipe_t pp = {.on = true, .dev_in = (const char *)din, .dev_out = (char *)dout,
+                     .host_in = (char *)st_in, .host_out = (char *)st_out};
+    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .rank = 0, .size = 2, .count = count,
+                         .dtype = DPC_INT64, .op = DPC_OP_SUM, .sbuf = din, .rbuf = dout};
+    const dpc_algo_t *first = NULL;
+    ck_assert_int_eq(dpc_pipeline_build(&a, &pp, chunk_bytes, pick, NULL, s, &first), DPC_OK);
+    ck_assert_ptr_eq(first, chunk_algo);
+    ck_assert_int_eq(dpc_sched_start(s), DPC_OK);
+    ck_assert_int_eq(dq[0].n, 8);       /* every chunk's copy to the host in flight */
+    dpc_sched_destroy(s);               /* waits for the copies (they cannot be cancelled) */
+    ck_assert_int_eq(dq[0].n, 0);
+    free(h);
+    free(st_in);
+    free(st_out);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
+int main(void)
+{
+    arena = mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (arena == MAP_FAILED)
+        return 99;
+    int nar = 0;
+    for (const dpc_algo_t *const *al = dpc_algos(); *al; al++)
+        nar += (*al)->coll == DPC_ALLREDUCE;
+    Suite *su = suite_create("pipeline");
+    TCase *tc = tcase_create("pipeline");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_pipeline_algos, 0, nar);
+    tcase_add_test(tc, test_pipeline_overlaps);
+    suite_add_tcase(su, tc);
+    return check_run(su);
+}
