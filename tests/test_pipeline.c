@@ -21,11 +21,15 @@
 #define ARENA (64u << 20)
 static char *arena;
 static size_t arena_used;
+static void open_arena(int on);
 static unsigned long dev_copies;
 
+/* only the part in use: protecting all 64 MiB at every copy is slow under
+ * valgrind, which tracks every page */
 static void open_arena(int on)
 {
-    mprotect(arena, ARENA, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+    if (arena_used)
+        mprotect(arena, arena_used, on ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
 static void *dev_alloc(size_t n)
@@ -122,6 +126,7 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
     dpc_coll_args_t args[8];
     int64_t *hin[8], *hout[8], *dout[8], *stage_in[8], *stage_out[8];
     size_t b = count * sizeof(int64_t);
+    open_arena(0);
     arena_used = 0;
     for (int r = 0; r < p; r++) {
         dq[r].sim = sim;
@@ -209,10 +214,13 @@ START_TEST(test_pipeline_algos)
     /* 1 KiB chunks: counts giving 1 chunk, several, a short last one, and
      * more than DPC_PIPE_MAX_CHUNKS (then fewer, larger ones) */
     static const size_t counts[] = {0, 1, 128, 1000, 10007};
+    /* DPC_TEST_QUICK (under valgrind): p up to 3, up to 1000 elements */
+    bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
+    unsigned np = quick ? 3 : 5, nc = quick ? 4 : 5;
     chunk_bytes = 1024;
     unsigned long before = dev_copies;
-    for (unsigned pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++)
-        for (unsigned ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+    for (unsigned pi = 0; pi < np; pi++)
+        for (unsigned ci = 0; ci < nc; ci++)
             for (int ip = 0; ip < 2; ip++)
                 for (int mixed = 0; mixed < 2; mixed++)
                     run_case(ps[pi], counts[ci], ip, mixed, (uint64_t)(pi * 100 + ci * 10 + ip + 1));
@@ -234,6 +242,7 @@ START_TEST(test_pipeline_overlaps)
     void *ctx[2] = {&dq[0], &dq[1]};
     dpc_sim_set_device(sim, &qops, ctx);
     size_t count = 1024, b = count * sizeof(int64_t);     /* 8 chunks */
+    open_arena(0);
     arena_used = 0;
     int64_t *h = calloc(count, sizeof(int64_t)), *st_in = malloc(b), *st_out = malloc(b);
     int64_t *din = dev_alloc(b), *dout = dev_alloc(b);
