@@ -57,11 +57,11 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
     /* Device buffers: a large call of a predefined op on a contiguous type
-     * runs as a pipeline of chunks with asynchronous copies (pipeline.c);
-     * anything else is staged whole through host copies first. */
+     * runs as a pipeline of chunks with asynchronous copies (pipeline.c),
+     * persistent ones too (the copies are steps of the schedule each start
+     * builds); anything else is staged whole through host copies first. */
     bool piped = false;
-    if ((dev_in || dev_out) && mode != DPC_PERSISTENT && ti.contig && !avg &&
-        dpc_pipeline_wanted(bytes)) {
+    if ((dev_in || dev_out) && ti.contig && !avg && dpc_pipeline_wanted(bytes)) {
         err = dpc_check_op(comm, call, op, &ti, &dop, &why);
         if (err > 0)
             return err;

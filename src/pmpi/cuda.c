@@ -142,10 +142,12 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t
                    const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
                    dpc_span_t rd, void **hr)
 {
-    /* a persistent request would need staging at every MPI_Start */
+    /* a persistent request would need staging at every MPI_Start (large
+     * allreduces get it: pipeline.c) */
     if (mode == DPC_PERSISTENT)
         return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                         "are not supported yet (use the blocking or nonblocking form)", call);
+                         "are supported for allreduces of 2 MiB and more only (use the "
+                         "blocking or nonblocking form)", call);
     memset(ss, 0, sizeof(*ss));
     memset(rs, 0, sizeof(*rs));
     *hs = (void *)sbuf;

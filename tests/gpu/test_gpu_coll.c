@@ -105,6 +105,24 @@ static void run(int mode, long n)
     MPI_Allreduce(MPI_IN_PLACE, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     get(mode, hout, dout, b);
     check("allreduce in place", mode, n, hout, ref, b);
+    if (b >= (2u << 20)) {
+        /* persistent, started twice with new data (a pipeline: its copies
+         * are steps of every start's schedule) */
+        MPI_Request pr;
+        MPI_Allreduce_init(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &pr);
+        for (int round = 0; round < 2; round++) {
+            fill(hin, n, 10 + round);
+            put(mode, din, hin, b);
+            MPI_Start(&pr);
+            MPI_Wait(&pr, MPI_STATUS_IGNORE);
+            get(mode, hout, dout, b);
+            PMPI_Allreduce(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            check("persistent allreduce", mode, n, hout, ref, b);
+        }
+        MPI_Request_free(&pr);
+        fill(hin, n, 1);
+        put(mode, din, hin, b);
+    }
     MPI_Iallreduce(din, dout, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     get(mode, hout, dout, b);
