@@ -138,6 +138,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     const double h[3] = {cfg->cost.huge.alpha, cfg->cost.huge.beta, cfg->cost.huge.gamma};
     memcpy(&v[11 + DPC_COLL_COUNT], h, sizeof(h));
     v[14 + DPC_COLL_COUNT] = (long long)cfg->cost.huge_bytes;
+    v[15 + DPC_COLL_COUNT] = cfg->tune_file[0] != 0;   /* constants from a file */
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -157,6 +158,10 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     memcpy(h, &v[11 + DPC_COLL_COUNT], sizeof(h));
     cfg->cost.huge = (dpc_cost_params_t){h[0], h[1], h[2]};
     cfg->cost.huge_bytes = (size_t)v[14 + DPC_COLL_COUNT];
+    if (!v[15 + DPC_COLL_COUNT])
+        cfg->tune_file[0] = 0;
+    else if (!cfg->tune_file[0])
+        snprintf(cfg->tune_file, sizeof(cfg->tune_file), "(rank 0's)");
 }
 
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen)

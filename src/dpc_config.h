@@ -39,7 +39,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (15 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (16 + DPC_COLL_COUNT)
 
 /* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
  * per byte sent, per byte reduced) for calls below large_bytes,

@@ -21,6 +21,10 @@ typedef struct dpc_cost_model {
 } dpc_cost_model_t;
 
 dpc_cost_model_t dpc_cost_model_defaults(void);
+/* Defaults for a job on one node (shared memory): dpcoll_tune's fit on a
+ * 2-core x86 VM (docs/bench/np2.tune); used when every process is on one
+ * node and no tune file is given. */
+dpc_cost_model_t dpc_cost_model_one_node(void);
 /* The bytes a call moves per rank's buffer (the whole vector), which picks
  * the regime. */
 size_t dpc_coll_bytes(const dpc_coll_args_t *a);

@@ -140,6 +140,11 @@ static void dpc_init(int provided)
     int ok = 0;
     if (!dpc_g.cfg.disable)
         locate_processes();
+    /* no tune file: the built-in constants for where the job runs (every
+     * rank has the same answer: single_node is computed from the same
+     * gathered cards, and the tune file is rank 0's for all) */
+    if (single_node && !dpc_g.cfg.tune_file[0])
+        dpc_g.cfg.cost = dpc_cost_model_one_node();
     if (!dpc_g.cfg.disable) {
         if (dpc_ucx_create(dpc_g.mt || dpc_g.cfg.progress_thread, single_node, &dpc_g.ux, err,
                            sizeof(err)) == DPC_OK)
