@@ -16,20 +16,12 @@
 #include "config.h"
 #include "direct.h"
 
-static size_t total_bytes(const dpc_coll_args_t *a)
-{
-    size_t n = 0;
-    for (int i = 0; i < a->size; i++)
-        n += blk_count(a, i);
-    return n * elsize(a);
-}
-
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
     char *out = a->rbuf;
     size_t *off, *len;
-    if (total_bytes(a) == 0)
+    if (dpc_coll_bytes(a) == 0)
         return DPC_OK;
     if (rank_blocks(a, 0, &off, &len))
         return DPC_ERR_NOMEM;
@@ -62,20 +54,20 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)total_bytes(a);
+    double p = a->size, n = (double)dpc_coll_bytes(a);
     return (2 + DIRECT_OP_ALPHAS) * (p - 1) * c->alpha + (p - 1) / p * n * c->beta;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return total_bytes(a) && a->size > 1 ? direct_bytes(a->size, 1) : 0;
+    return direct_bytes_sent(a, 1);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return total_bytes(a) && a->size > 1 ? direct_msgs(a->size, 0) : 0;
+    return direct_msgs_sent(a);
 }
 
 const dpc_algo_t dpc_algo_allgather_direct = {

@@ -69,13 +69,13 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return a->count && a->size > 1 ? direct_bytes(a->size, 2) : 0;
+    return direct_bytes_sent(a, 2);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return a->count && a->size > 1 ? direct_msgs(a->size, 0) : 0;
+    return direct_msgs_sent(a);
 }
 
 const dpc_algo_t dpc_algo_allreduce_direct = {

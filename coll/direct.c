@@ -28,11 +28,11 @@ dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *co
     for (int k = 0; k < nreg; k++)
         ex[k] = dpc_sched_expose(s, bufs[k], lens[k], d->mine + (size_t)k * DPC_REGION_DESC_MAX,
                                  DPC_NO_DEPS);
-    d->exposed = dpc_sched_nop(s, ex, nreg);
+    dpc_step_id_t exposed = dpc_sched_nop(s, ex, nreg);
     size_t dbytes = (size_t)nreg * DPC_REGION_DESC_MAX;
     for (int i = 1; i < p; i++) {
         int q = (r + i) % p;
-        dpc_sched_send(s, q, DIRECT_TAG_DESC, d->mine, dbytes, DPC_AFTER(d->exposed));
+        dpc_sched_send(s, q, DIRECT_TAG_DESC, d->mine, dbytes, DPC_AFTER(exposed));
         d->have[q] = dpc_sched_recv(s, q, DIRECT_TAG_DESC,
                                     d->theirs + (size_t)q * dbytes, dbytes, DPC_NO_DEPS);
     }

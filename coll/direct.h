@@ -13,17 +13,16 @@
  *     ends only when every peer has told it the same, so no rank returns
  *     (and lets its program reuse the buffers) while another still reads.
  *
- * Step tags: DIRECT_TAG_DESC, _READY (an algorithm's own "my block is
- * final"), _DONE.
+ * Step tags: DIRECT_TAG_DESC, DIRECT_TAG_DONE.
  */
 #ifndef DPC_DIRECT_H
 #define DPC_DIRECT_H
 
 #include "coll_util.h"
+#include "dpc_cost.h"
 
 #define DIRECT_TAG_DESC 1u
-#define DIRECT_TAG_READY 2u
-#define DIRECT_TAG_DONE 3u
+#define DIRECT_TAG_DONE 2u
 #define DIRECT_MAX_REGIONS 2
 
 typedef struct direct {
@@ -32,7 +31,6 @@ typedef struct direct {
     char *mine;                 /* this rank's descriptors: nreg of them */
     char *theirs;               /* peer q's region k: theirs + (q * nreg + k) * MAX */
     dpc_step_id_t *have;        /* have[q]: q's descriptors are here */
-    dpc_step_id_t exposed;      /* this rank's regions are exposed */
 } direct_t;
 
 /* Expose regions bufs[0..nreg) and swap descriptors with every peer.
@@ -66,15 +64,19 @@ dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
  * small one costs about what two small messages do). */
 #define DIRECT_OP_ALPHAS 2.0
 
-/* Messages and bytes each rank sends (descriptors, plus `extra` zero-byte
- * notices per peer besides the "done"). */
-static inline uint64_t direct_msgs(int p, int extra)
+/* Messages and bytes each rank sends: to every peer, nreg descriptors in
+ * one message and a "done" (nothing when the call moves no data, or p = 1). */
+static inline bool direct_sends(const dpc_coll_args_t *a)
 {
-    return (uint64_t)(p - 1) * (uint64_t)(2 + extra);
+    return a->size > 1 && dpc_coll_bytes(a) > 0;
 }
-static inline uint64_t direct_bytes(int p, int nreg)
+static inline uint64_t direct_msgs_sent(const dpc_coll_args_t *a)
 {
-    return (uint64_t)(p - 1) * (uint64_t)nreg * DPC_REGION_DESC_MAX;
+    return direct_sends(a) ? (uint64_t)(a->size - 1) * 2 : 0;
+}
+static inline uint64_t direct_bytes_sent(const dpc_coll_args_t *a, int nreg)
+{
+    return direct_sends(a) ? (uint64_t)(a->size - 1) * (uint64_t)nreg * DPC_REGION_DESC_MAX : 0;
 }
 
 #endif

@@ -20,20 +20,12 @@
 #include "config.h"
 #include "direct.h"
 
-static size_t total_bytes(const dpc_coll_args_t *a)
-{
-    size_t n = 0;
-    for (int i = 0; i < a->size; i++)
-        n += blk_count(a, i);
-    return n * elsize(a);
-}
-
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
     const char *in = input_of(a);
     char *out = a->rbuf;
-    size_t n = total_bytes(a), es = elsize(a);
+    size_t n = dpc_coll_bytes(a), es = elsize(a);
     size_t *off, *len;
     if (n == 0)
         return DPC_OK;
@@ -68,7 +60,7 @@ out:
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)total_bytes(a);
+    double p = a->size, n = (double)dpc_coll_bytes(a);
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
     return (2 + DIRECT_OP_ALPHAS * S) * (p - 1) * c->alpha + (p - 1) / p * n * c->gamma;
 }
@@ -76,13 +68,13 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return total_bytes(a) && a->size > 1 ? direct_bytes(a->size, 1) : 0;
+    return direct_bytes_sent(a, 1);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return total_bytes(a) && a->size > 1 ? direct_msgs(a->size, 0) : 0;
+    return direct_msgs_sent(a);
 }
 
 const dpc_algo_t dpc_algo_reduce_scatter_block_direct = {

@@ -42,6 +42,17 @@ static int drive(dpc_sim_t *sim, dpc_sched_t **s, dpc_status_t *st, int n)
     return rounds;
 }
 
+/* Start two ranks' schedules and drive them: both must succeed. */
+static void run_both_ok(dpc_sim_t *sim, dpc_sched_t **s)
+{
+    dpc_status_t st[2];
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+}
+
 /* One-sided steps: rank 0 exposes a buffer and sends its descriptor; rank
  * 1 reads part of it, and writes into another part; stats count both. */
 START_TEST(test_one_sided)
@@ -62,12 +73,7 @@ START_TEST(test_one_sided)
     dpc_step_id_t pt = dpc_sched_put(s[1], 0, theirs, 6 * sizeof(int32_t), put, sizeof(put),
                                      DPC_AFTER(rv));
     dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(g, pt));
-    dpc_status_t st[2];
-    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
-    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
-    drive(sim, s, st, 2);
-    ck_assert_int_eq(st[0], DPC_OK);
-    ck_assert_int_eq(st[1], DPC_OK);
+    run_both_ok(sim, s);
     ck_assert_int_eq(got[0], 3);
     ck_assert_int_eq(got[2], 5);
     ck_assert_int_eq(buf[6], -1);
@@ -107,12 +113,7 @@ START_TEST(test_defer_local_expose)
     dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
     dpc_step_id_t g = dpc_sched_get(s[1], 0, theirs, 0, got, sizeof(got), DPC_AFTER(rv));
     dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(g));
-    dpc_status_t st[2];
-    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
-    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
-    drive(sim, s, st, 2);
-    ck_assert_int_eq(st[0], DPC_OK);
-    ck_assert_int_eq(st[1], DPC_OK);
+    run_both_ok(sim, s);
     ck_assert_int_eq(got[1], 8);
     dpc_sched_destroy(s[0]);
     dpc_sched_destroy(s[1]);

@@ -59,11 +59,13 @@ int main(int argc, char **argv)
 #ifdef DPC_HAVE_CUDA
     printf("  CUDA:            built with CUDA: libdpcoll_cuda.so is loaded at MPI_Init when a GPU "
            "and driver are present (DPCOLL_LOG_LEVEL=2 says which); device buffers are then "
-           "staged through pinned host memory\n");
+           "staged through pinned host memory (allreduces of 2 MiB and more in a pipeline of "
+           "1 MiB chunks)\n");
 #else
     printf("  CUDA:            no\n");
 #endif
-    printf("\nalgorithms (selected per call by the alpha-beta-gamma model unless forced):\n");
+    printf("\nalgorithms (selected per call by the alpha-beta-gamma model unless forced; "
+           "direct: one-sided, for jobs on one node):\n");
     for (int c = 0; c < DPC_COLL_COUNT; c++) {
         printf("  %-22s", dpc_coll_name(c));
         for (const dpc_algo_t *const *al = dpc_algos(); *al; al++)
@@ -92,7 +94,19 @@ int main(int argc, char **argv)
     printf("  DPCOLL_PROGRESS_THREAD                 %d\n", cfg.progress_thread);
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
-    printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file" : "built-in defaults");
+    /* without a tune file, a job on one node uses the one-node constants
+     * (MPI_Init finds out where the processes are); show those too */
+    if (!cfg.tune_file[0]) {
+        dpc_cost_model_t one = dpc_cost_model_one_node();
+        const dpc_cost_params_t *o[3] = {&one.small, &one.large, &one.huge};
+        printf("  cost model, a job on one node (built in; below %zu B, to %zu B, above):\n",
+               one.large_bytes, one.huge_bytes);
+        for (int i = 0; i < 3; i++)
+            printf("    alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
+                   o[i]->alpha, o[i]->beta, 1e-9 / o[i]->beta, o[i]->gamma, 1e-9 / o[i]->gamma);
+    }
+    printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file"
+                                                  : "built-in defaults, across nodes");
     const dpc_cost_params_t *r[3] = {&cfg.cost.small, &cfg.cost.large, &cfg.cost.huge};
     for (int i = 0; i < (cfg.cost.huge_bytes ? 3 : cfg.cost.large_bytes ? 2 : 1); i++)
         printf("    %-8s alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",

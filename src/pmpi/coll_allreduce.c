@@ -78,7 +78,8 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
                         DPC_BLOCKING, NULL);
         return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
     }
-    err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+    if (!piped)      /* (a piped call has checked it above) */
+        err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {
         dpc_note_pmpi(DPC_ALLREDUCE, why);
         return pmpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, mode, req);

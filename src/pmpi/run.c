@@ -138,14 +138,7 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     fprintf(stderr, "libdpcoll explain: %s\n", line);
 }
 
-static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call);
-
 const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
-{
-    return choose(c, a, call);
-}
-
-static const dpc_algo_t *choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
 {
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
     /* the same call as last time on this communicator: the same choice (the
@@ -289,7 +282,7 @@ int dpc_op_start(dpc_req_t *op)
     a->seg_bytes = dpc_g.cfg.seg_bytes;
     /* schedules run on host memory (device buffers are staged) */
     a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
-    const dpc_algo_t *al = choose(c, a, j->call);
+    const dpc_algo_t *al = dpc_choose(c, a, j->call);
     if (!al)
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
                          dpc_coll_name(a->coll));

@@ -197,6 +197,19 @@ static void arrive(dpc_sim_t *sim, struct dpc_xfer *snd)
         xl_push(&dst->unexpected, snd, L_UNEXPECTED);
 }
 
+/* A send, get or put leaves for its peer (or fails at once if it is dead). */
+static dpc_status_t to_wire(dpc_sim_t *sim, struct dpc_xfer *x, dpc_xfer_t **xfer_p)
+{
+    sim->pending++;
+    sim->events++;
+    *xfer_p = x;
+    if (sim->ranks[x->peer].dead)
+        finish(sim, x, DPC_ERR_PEER_LOST);
+    else
+        xl_push(&sim->wire, x, L_WIRE);
+    return DPC_OK;
+}
+
 static dpc_status_t sim_isend(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
                               size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
                               dpc_xfer_t **xfer_p)
@@ -222,14 +235,7 @@ static dpc_status_t sim_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
         sim->pair_bytes[(size_t)tp->rank * (size_t)sim->p + (size_t)peer] += len;
         sim->pair_msgs[(size_t)tp->rank * (size_t)sim->p + (size_t)peer]++;
     }
-    sim->pending++;
-    sim->events++;
-    *xfer_p = x;
-    if (sim->ranks[peer].dead)
-        finish(sim, x, DPC_ERR_PEER_LOST);
-    else
-        xl_push(&sim->wire, x, L_WIRE);
-    return DPC_OK;
+    return to_wire(sim, x, xfer_p);
 }
 
 static dpc_status_t sim_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
@@ -375,14 +381,7 @@ static dpc_status_t one_sided(dpc_transport_t *tp, int kind, int peer, void *rem
     me->bytes_got += kind == X_GET ? len : 0;
     me->puts += kind == X_PUT;
     me->bytes_put += kind == X_PUT ? len : 0;
-    sim->pending++;
-    sim->events++;
-    *xfer_p = x;
-    if (sim->ranks[peer].dead)
-        finish(sim, x, DPC_ERR_PEER_LOST);
-    else
-        xl_push(&sim->wire, x, L_WIRE);
-    return DPC_OK;
+    return to_wire(sim, x, xfer_p);
 }
 
 static dpc_status_t sim_iget(dpc_transport_t *tp, int peer, void *remote, size_t offset,
