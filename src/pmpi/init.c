@@ -78,19 +78,16 @@ static void locate_processes(void)
     dpc_cma_card_t mine, *cards = malloc(sizeof(*cards) * (size_t)n);
     dpc_cma_card(&mine);
     if (!cards) {
-        /* still take part in the collectives the others make */
-        dpc_cma_card_t *one = malloc(sizeof(*one) * (size_t)n);
-        PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, one, (int)sizeof(mine), MPI_BYTE,
-                       MPI_COMM_WORLD);
-        free(one);
-    } else {
-        PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, cards, (int)sizeof(mine), MPI_BYTE,
-                       MPI_COMM_WORLD);
-        single_node = 1;
-        for (int i = 0; i < n; i++)
-            single_node &= cards[i].host == cards[0].host;
-        ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, dpc_g.world_rank);
+        /* the others wait in the gather below: nothing sensible is left */
+        fprintf(stderr, "libdpcoll[%d] error: out of memory at MPI_Init\n", dpc_g.world_rank);
+        PMPI_Abort(MPI_COMM_WORLD, 2);
     }
+    PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, cards, (int)sizeof(mine), MPI_BYTE,
+                   MPI_COMM_WORLD);
+    single_node = 1;
+    for (int i = 0; i < n; i++)
+        single_node &= cards[i].host == cards[0].host;
+    ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, dpc_g.world_rank);
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all_ok && (cma_pids = malloc(sizeof(int64_t) * (size_t)n)))
         for (int i = 0; i < n; i++)
