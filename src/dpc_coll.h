@@ -106,9 +106,15 @@ bool dpc_algo_applies(const dpc_algo_t *al, const dpc_coll_args_t *a);
  */
 typedef struct dpc_pipe {
     bool on;
+    bool owner;              /* chunks run the owner algorithm (below), on every rank
+                                alike, so that device ranks can reduce on the device */
+    bool dev_reduce;         /* this rank reduces on its device (owner chunks; input and
+                                output on the device; the op has a device kernel) */
     const char *dev_in;      /* this rank's device input (not in place), or NULL */
     char *dev_out;           /* its device output (in place: the input too), or NULL */
     char *host_in, *host_out;   /* host memory they are staged through (same offsets) */
+    char *slots;             /* dev_reduce: pinned memory for the peers' contributions,
+                                dpc_pipeline_slot_bytes */
 } dpc_pipe_t;
 typedef const dpc_algo_t *(*dpc_choose_fn)(const dpc_coll_args_t *a, void *ctx);
 #define DPC_PIPE_MAX_CHUNKS 64
@@ -119,6 +125,30 @@ typedef const dpc_algo_t *(*dpc_choose_fn)(const dpc_coll_args_t *a, void *ctx);
 dpc_status_t dpc_pipeline_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
                                 size_t chunk_bytes, dpc_choose_fn choose, void *ctx,
                                 dpc_sched_t *s, const dpc_algo_t **first);
+/* Pinned bytes pp->slots needs for a call of a (the same chunks). */
+size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes);
+
+/*
+ * Allreduce by owners (coll/allreduce_owner.c): rank r reduces block r of
+ * everyone's input and sends it to all. With dev, this rank's input and
+ * output are on the device: blocks for the peers are staged to pinned
+ * memory, the peers' contributions arrive in pinned slots, the device
+ * reduces them straight from there (DEVICE_REDUCE steps), and the result
+ * travels through pinned memory. Without dev, the same messages with host
+ * reductions on a's buffers.
+ */
+typedef struct dpc_owner_dev {
+    const char *own;     /* the input on the device (in place: out) */
+    char *out;           /* the output on the device */
+    char *stage;         /* pinned, same offsets: the input's blocks for peers */
+    char *result;        /* pinned, same offsets: the result's blocks (may be stage) */
+    char *slots;         /* pinned: dpc_owner_slot_bytes */
+} dpc_owner_dev_t;
+dpc_status_t dpc_allreduce_owner_build(const dpc_coll_args_t *a, dpc_sched_t *s,
+                                       const dpc_owner_dev_t *dev);
+size_t dpc_owner_slot_bytes(size_t count, size_t es, int p);
+/* The same as an algorithm (host reductions), for the pipeline and tests. */
+extern const dpc_algo_t dpc_algo_allreduce_owner;
 
 /* Default pipeline segment in bytes, and the effective one for a call. */
 #define DPC_DEFAULT_SEG_BYTES (256u * 1024u)

@@ -23,7 +23,7 @@
 #endif
 
 typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPOSE,
-               STEP_GET, STEP_PUT, STEP_DCOPY } step_kind_t;
+               STEP_GET, STEP_PUT, STEP_DCOPY, STEP_DREDUCE } step_kind_t;
 typedef enum { ST_WAITING, ST_ISSUED, ST_DONE } step_state_t;
 /* S_REARMED: a finished schedule reset for another run of the same steps
  * (dpc_sched_replay): start() skips the successor table it already has. */
@@ -79,7 +79,7 @@ struct dpc_sched {
     int nexposed, cap_exposed;
     import_t *imports;
     int nimports, cap_imports;
-    int dev_inflight;        /* device copies started and not done */
+    int dev_inflight;        /* device copies and reductions started and not done */
     struct {                 /* the sub-build being added, if any */
         bool on;
         dpc_step_id_t gate;
@@ -330,6 +330,23 @@ dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, 
     return add_step(s, &p, deps, ndeps);
 }
 
+dpc_step_id_t dpc_sched_device_reduce(dpc_sched_t *s, void *dst, const void *a, const void *b,
+                                      size_t count, dpc_dtype_t dt, dpc_op_t op,
+                                      const dpc_step_id_t *deps, int ndeps)
+{
+    if (!s->prm.dev_ops || !s->prm.dev_ops->reduce) {
+        set_error(s, DPC_ERR_ARG, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    if (!dpc_op_valid(op, dt)) {
+        set_error(s, DPC_ERR_UNSUPPORTED, s->nsteps);
+        return DPC_STEP_NONE;
+    }
+    step_t p = {.kind = STEP_DREDUCE, .peer = -1, .dst = dst, .a = a, .b = b,
+                .count = count, .dt = dt, .op = op};
+    return add_step(s, &p, deps, ndeps);
+}
+
 void dpc_sched_sub_begin(dpc_sched_t *s, dpc_step_id_t gate, uint32_t tag_off, uint32_t tag_span)
 {
     if (tag_off > DPC_STEP_TAG_MAX || tag_span > DPC_STEP_TAG_MAX + 1 - tag_off) {
@@ -403,7 +420,7 @@ static void xfer_done(void *arg, dpc_status_t status)
     dpc_sched_t *s = st->sched;
     st->xfer = NULL;
     s->inflight--;
-    if (st->kind == STEP_DCOPY)
+    if (st->kind == STEP_DCOPY || st->kind == STEP_DREDUCE)
         s->dev_inflight--;
     if (status != DPC_OK)
         set_error(s, status, (int)(st - s->steps));
@@ -571,6 +588,17 @@ static bool issue_step(dpc_sched_t *s, int id)
             s->stats.bytes_copied += st->count;
         }
         break;
+    case STEP_DREDUCE:
+        rc = s->prm.dev_ops->reduce(s->prm.dev_ctx, st->dst, st->a, st->b, st->count, st->dt,
+                                    st->op, xfer_done, st);
+        if (rc == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+            s->dev_inflight++;
+            s->stats.dev_reduces++;
+            s->stats.dev_elems_reduced += st->count;
+        }
+        break;
     default:
         rc = run_local(s, st);
         if (rc == DPC_INPROGRESS)
@@ -604,7 +632,7 @@ static void issue_transfers(dpc_sched_t *s)
         int kind = s->steps[id].kind;
         /* exposing is cheap and lets the peers start reading */
         if (kind == STEP_SEND || kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT ||
-            kind == STEP_EXPOSE || kind == STEP_DCOPY)
+            kind == STEP_EXPOSE || kind == STEP_DCOPY || kind == STEP_DREDUCE)
             issue_step(s, id);
         else
             s->ready[keep++] = id;

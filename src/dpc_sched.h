@@ -51,6 +51,12 @@ typedef struct dpc_device_ops {
     dpc_status_t (*copy)(void *ctx, void *dst, const void *src, size_t bytes, int queue,
                          dpc_xfer_cb_t cb, void *arg);
     int (*progress)(void *ctx);     /* completions made */
+    /* Optional: dst[i] = a[i] op b[i] on the device, started here and
+     * reported through cb like a copy. Each of dst, a, b is device memory
+     * or pinned host memory the device can address (a kernel reads a
+     * staged peer contribution straight from it: no copy first). */
+    dpc_status_t (*reduce)(void *ctx, void *dst, const void *a, const void *b, size_t count,
+                           dpc_dtype_t dt, dpc_op_t op, dpc_xfer_cb_t cb, void *arg);
 } dpc_device_ops_t;
 #define DPC_TO_HOST 0
 #define DPC_TO_DEVICE 1
@@ -150,6 +156,11 @@ dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t o
 dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
                                     int queue, const dpc_step_id_t *deps, int ndeps);
 
+/* A reduction through params.dev_ops->reduce (which must exist). */
+dpc_step_id_t dpc_sched_device_reduce(dpc_sched_t *s, void *dst, const void *a, const void *b,
+                                      size_t count, dpc_dtype_t dt, dpc_op_t op,
+                                      const dpc_step_id_t *deps, int ndeps);
+
 /*
  * Sub-builds: one collective's build nested in a larger schedule (a chunk
  * of a pipeline). Between begin and end, a step with no dependency gets
@@ -181,8 +192,9 @@ void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len);
 
 /* For tests: counters of what this schedule did. */
 typedef struct dpc_sched_stats {
-    uint64_t sends, recvs, reduces, copies, gets, puts;
-    uint64_t bytes_sent, bytes_recvd, elems_reduced, bytes_copied, bytes_got, bytes_put;
+    uint64_t sends, recvs, reduces, copies, gets, puts, dev_reduces;
+    uint64_t bytes_sent, bytes_recvd, elems_reduced, bytes_copied, bytes_got, bytes_put,
+        dev_elems_reduced;
 } dpc_sched_stats_t;
 void dpc_sched_get_stats(const dpc_sched_t *s, dpc_sched_stats_t *st);
 

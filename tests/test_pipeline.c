@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "dpc_coll.h"
+#include "dpc_reduce.h"
 #include "dpc_sim.h"
 
 #define ARENA (64u << 20)
@@ -53,10 +54,26 @@ static void dev_put(void *dst, const void *src, size_t n)
     open_arena(0);
 }
 
-/* a rank's copy queue: a copy is done at the second progress after it
- * started */
-typedef struct pcopy { void *dst; const void *src; size_t n; dpc_xfer_cb_t cb; void *arg; int age; } pcopy_t;
+/* a rank's device queue: a copy or reduction is done at the second
+ * progress after it started */
+typedef struct pcopy {
+    void *dst; const void *src, *b; size_t n; int dt, op; dpc_xfer_cb_t cb; void *arg; int age;
+} pcopy_t;
+#define COPY (-1)
 typedef struct devq { dpc_sim_t *sim; pcopy_t q[4096]; int n; } devq_t;
+static unsigned long dev_reduces, dev_elems_reduced;
+
+/* pinned host memory: what the device may read and write besides its own
+ * (the staging buffers of run_case) */
+static struct { const char *p; size_t n; } pinned[32];
+static int npinned;
+static bool is_pinned(const void *p, size_t n)
+{
+    for (int i = 0; i < npinned; i++)
+        if ((const char *)p >= pinned[i].p && (const char *)p + n <= pinned[i].p + pinned[i].n)
+            return true;
+    return false;
+}
 
 static dpc_status_t q_copy(void *ctx, void *dst, const void *src, size_t n, int queue,
                            dpc_xfer_cb_t cb, void *arg)
@@ -65,7 +82,23 @@ static dpc_status_t q_copy(void *ctx, void *dst, const void *src, size_t n, int 
     /* the direction the step says is the one the pointers go */
     ck_assert(queue == DPC_TO_HOST ? on_dev(src) && !on_dev(dst) : on_dev(dst) && !on_dev(src));
     ck_assert_int_lt(d->n, 4096);
-    d->q[d->n++] = (pcopy_t){dst, src, n, cb, arg, 0};
+    d->q[d->n++] = (pcopy_t){dst, src, NULL, n, COPY, 0, cb, arg, 0};
+    dpc_sim_poke(d->sim);
+    return DPC_OK;
+}
+
+static dpc_status_t q_reduce(void *ctx, void *dst, const void *a, const void *b, size_t n,
+                             dpc_dtype_t dt, dpc_op_t op, dpc_xfer_cb_t cb, void *arg)
+{
+    devq_t *d = ctx;
+    size_t bytes = n * dpc_dtype_size(dt);
+    /* a kernel reaches device memory and pinned host memory, nothing else */
+    const void *p[3] = {dst, a, b};
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(on_dev(p[i]) || is_pinned(p[i], bytes), "device reduction on pageable memory");
+    ck_assert(on_dev(dst));
+    ck_assert_int_lt(d->n, 4096);
+    d->q[d->n++] = (pcopy_t){dst, a, b, n, (int)dt, (int)op, cb, arg, 0};
     dpc_sim_poke(d->sim);
     return DPC_OK;
 }
@@ -76,17 +109,27 @@ static int q_progress(void *ctx)
     int done = 0, keep = 0;
     pcopy_t fire[4096];
     for (int i = 0; i < d->n; i++) {
-        if (++d->q[i].age >= 2) {
+        pcopy_t *w = &d->q[i];
+        if (++w->age >= 2) {
             open_arena(1);
-            memmove(d->q[i].dst, d->q[i].src, d->q[i].n);
+            if (w->dt == COPY) {
+                memmove(w->dst, w->src, w->n);
+                dev_copies++;
+            } else {
+                ck_assert_int_eq(dpc_reduce_host(w->dst, w->src, w->b, w->n, (dpc_dtype_t)w->dt,
+                                                 (dpc_op_t)w->op), DPC_OK);
+                dev_reduces++;
+                dev_elems_reduced += w->n;
+            }
             open_arena(0);
-            dev_copies++;
-            fire[done++] = d->q[i];
+            fire[done++] = *w;
         } else {
-            d->q[keep++] = d->q[i];
+            d->q[keep++] = *w;
         }
     }
     d->n = keep;
+    if (keep)     /* a device with work queued is not idle: time need not jump */
+        dpc_sim_poke(d->sim);
     for (int i = 0; i < done; i++) {
         dpc_sim_poke(d->sim);
         fire[i].cb(fire[i].arg, DPC_OK);
@@ -94,7 +137,8 @@ static int q_progress(void *ctx)
     return done;
 }
 
-static const dpc_device_ops_t qops = {.copy = q_copy, .progress = q_progress};
+static const dpc_device_ops_t qops = {.copy = q_copy, .progress = q_progress,
+                                      .reduce = q_reduce};
 
 /* the pipeline as an "algorithm" for dpc_sim_run: per-rank buffers here */
 static dpc_pipe_t pipes[8];
@@ -117,6 +161,10 @@ static dpc_status_t build_pipe(const dpc_coll_args_t *a, dpc_sched_t *s)
 static const dpc_algo_t pipe_algo = {.name = "pipeline", .coll = DPC_ALLREDUCE,
                                      .build = build_pipe};
 
+/* run_case's chunks: the chosen chunk_algo, or with use_owner the owner
+ * algorithm, its device ranks reducing on the device */
+static bool use_owner;
+
 static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t seed)
 {
     dpc_sim_opts_t o = {.reorder_seed = seed};
@@ -125,9 +173,12 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
     void *ctx[8];
     dpc_coll_args_t args[8];
     int64_t *hin[8], *hout[8], *dout[8], *stage_in[8], *stage_out[8];
+    char *slots[8];
     size_t b = count * sizeof(int64_t);
+    unsigned long elems_before = dev_elems_reduced, want_elems = 0;
     open_arena(0);
     arena_used = 0;
+    npinned = 0;
     for (int r = 0; r < p; r++) {
         dq[r].sim = sim;
         ctx[r] = &dq[r];
@@ -143,6 +194,25 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
         args[r] = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .rank = r, .size = p, .count = count,
                                     .dtype = DPC_INT64, .op = DPC_OP_SUM, .in_place = in_place,
                                     .one_sided = true};
+        pipes[r].owner = use_owner;
+        pipes[r].dev_reduce = use_owner && dev;
+        size_t sb = dpc_pipeline_slot_bytes(&args[r], chunk_bytes);
+        slots[r] = pipes[r].dev_reduce ? malloc(sb + 1) : NULL;
+        pipes[r].slots = slots[r];
+        if (pipes[r].dev_reduce) {
+            /* staging is pinned memory, which the device may address */
+            pinned[npinned].p = (char *)stage_in[r], pinned[npinned++].n = b + 8;
+            pinned[npinned].p = (char *)stage_out[r], pinned[npinned++].n = b + 8;
+            pinned[npinned].p = slots[r], pinned[npinned++].n = sb;
+            /* each chunk: p-1 contributions to this rank's block, on the device */
+            size_t ce = chunk_bytes / sizeof(int64_t);
+            if ((count + ce - 1) / ce > DPC_PIPE_MAX_CHUNKS)
+                ce = (count + DPC_PIPE_MAX_CHUNKS - 1) / DPC_PIPE_MAX_CHUNKS;
+            for (size_t e0 = 0; e0 < count && p > 1; e0 += ce) {
+                size_t cnt = count - e0 < ce ? count - e0 : ce;
+                want_elems += (unsigned long)(p - 1) * (cnt / (size_t)p + ((size_t)r < cnt % (size_t)p));
+            }
+        }
         if (dev) {
             dout[r] = dev_alloc(b + 8);
             pipes[r].dev_out = (char *)dout[r];
@@ -172,7 +242,7 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
     ck_assert_int_eq(dpc_sim_run(sim, &pipe_algo, args, 60ull * 1000000000ull, st, em, NULL, NULL),
                      DPC_OK);
     for (int r = 0; r < p; r++)
-        ck_assert_msg(st[r] == DPC_OK, "%s chunks, p=%d count=%zu rank %d: %s", chunk_algo->name,
+        ck_assert_msg(st[r] == DPC_OK, "%s chunks, p=%d count=%zu rank %d: %s", use_owner ? "owner" : chunk_algo->name,
                       p, count, r, em[r] ? em[r] : "?");
     dpc_sim_free_msgs(em, p);
     for (int r = 0; r < p; r++) {
@@ -186,13 +256,16 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
             /* sum over q of (i % 1009)(q+1) - q */
             int64_t want = (int64_t)(i % 1009) * p * (p + 1) / 2 - (int64_t)p * (p - 1) / 2;
             ck_assert_msg(got[i] == want, "%s chunks, p=%d count=%zu%s rank %d [%zu]: %lld, want %lld",
-                          chunk_algo->name, p, count, in_place ? " in place" : "", r, i,
+                          use_owner ? "owner" : chunk_algo->name, p, count, in_place ? " in place" : "", r, i,
                           (long long)got[i], (long long)want);
         }
     }
     ck_assert_int_eq(dpc_sim_pending(sim), 0);
+    /* every reduction of a device rank's block ran on the device */
+    ck_assert_uint_eq(dev_elems_reduced - elems_before, want_elems);
     for (int r = 0; r < p; r++) {
         ck_assert_int_eq(dq[r].n, 0);      /* no copy left behind */
+        free(slots[r]);
         free(hin[r]);
         free(hout[r]);
         free(stage_in[r]);
@@ -225,6 +298,29 @@ START_TEST(test_pipeline_algos)
                 for (int mixed = 0; mixed < 2; mixed++)
                     run_case(ps[pi], counts[ci], ip, mixed, (uint64_t)(pi * 100 + ci * 10 + ip + 1));
     ck_assert_uint_gt(dev_copies, before);
+}
+END_TEST
+
+/* The owner chunks: device ranks reduce on the device (kernels reading
+ * pinned memory, checked), host ranks on the host; p = 1 falls back to the
+ * chosen algorithm. */
+START_TEST(test_pipeline_owner)
+{
+    static const int ps[] = {1, 2, 3, 4, 5};
+    static const size_t counts[] = {0, 1, 128, 1000, 10007};
+    bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
+    unsigned np = quick ? 3 : 5, nc = quick ? 4 : 5;
+    chunk_algo = dpc_algo_find(DPC_ALLREDUCE, "ring");
+    chunk_bytes = 1024;
+    use_owner = true;
+    unsigned long before = dev_reduces;
+    for (unsigned pi = 0; pi < np; pi++)
+        for (unsigned ci = 0; ci < nc; ci++)
+            for (int ip = 0; ip < 2; ip++)
+                for (int mixed = 0; mixed < 2; mixed++)
+                    run_case(ps[pi], counts[ci], ip, mixed, (uint64_t)(pi * 100 + ci * 10 + ip + 7));
+    use_owner = false;
+    ck_assert_uint_gt(dev_reduces, before);
 }
 END_TEST
 
@@ -280,6 +376,7 @@ int main(void)
     TCase *tc = tcase_create("pipeline");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_pipeline_algos, 0, nar);
+    tcase_add_test(tc, test_pipeline_owner);
     tcase_add_test(tc, test_pipeline_overlaps);
     suite_add_tcase(su, tc);
     return check_run(su);

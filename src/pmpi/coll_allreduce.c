@@ -93,11 +93,19 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (!j)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     dpc_reduce_job_setup(j);
-    j->base.pipe.on = dpc_pipeline_wanted(bytes);
+    dpc_pipe_t *pp = &j->base.pipe;
+    pp->on = dpc_pipeline_wanted(bytes);
+    pp->owner = pp->on && dpc_pipeline_owner(c->size);
+    j->base.a = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .in_place = in_place,
+                                  .count = (size_t)count * (size_t)ti.nbasic, .dtype = ti.basic,
+                                  .op = dop, .size = c->size};
     if (piped) {
-        j->base.pipe.dev_in = dev_in ? (const char *)sendbuf + ti.true_lb : NULL;
-        j->base.pipe.dev_out = dev_out ? (char *)recvbuf + ti.true_lb : NULL;
-        if (dpc_pipe_alloc(&j->base.pipe, bytes)) {
+        pp->dev_in = dev_in ? (const char *)sendbuf + ti.true_lb : NULL;
+        pp->dev_out = dev_out ? (char *)recvbuf + ti.true_lb : NULL;
+        pp->dev_reduce = pp->owner && dev_out && (in_place || dev_in) &&
+                         dpc_cuda_can_reduce(ti.basic, dop);
+        if (dpc_pipe_alloc(pp, bytes, pp->dev_reduce ? dpc_pipeline_slot_bytes(
+                                          &j->base.a, DPC_PIPE_CHUNK_BYTES) : 0)) {
             dpc_job_discard(&j->base, j != &local);
             return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: cannot allocate pinned host memory "
                              "(%zu bytes) to stage the device buffers", call, bytes);
@@ -105,9 +113,6 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     }
     j->base.call = call;
     j->base.bytes = (unsigned long long)count * (unsigned long long)ti.size;
-    j->base.a = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .in_place = in_place,
-                                  .count = (size_t)count * (size_t)ti.nbasic, .dtype = ti.basic,
-                                  .op = dop};
     j->sendbuf = sendbuf;
     j->recvbuf = recvbuf;
     j->total = j->mine = count;

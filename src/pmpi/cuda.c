@@ -180,24 +180,28 @@ int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t
 }
 
 /*
- * Device copies for schedules (dpc_device_ops_t): two streams, one per
- * direction, so that copies towards the host and towards the device
- * overlap each other and the transfers; each copy records an event, and
- * progress polls them in order, never blocking.
+ * Device work for schedules (dpc_device_ops_t): three streams, copies
+ * towards the host, copies towards the device, and reductions, so that
+ * each overlaps the others and the transfers; each piece of work records
+ * an event, and progress polls them in order, never blocking.
  */
+#define NQUEUE 3
+#define Q_REDUCE 2
 typedef struct pend { void *ev; dpc_xfer_cb_t cb; void *arg; } pend_t;
 static struct {
-    void *stream[2];
-    pend_t *q[2];
-    int head[2], tail[2], cap[2];
+    void *stream[NQUEUE];
+    pend_t *q[NQUEUE];
+    int head[NQUEUE], tail[NQUEUE], cap[NQUEUE];
     void **spare_ev;
     int nspare, capspare;
 } dv;
 
-static dpc_status_t dev_copy(void *ctx, void *dst, const void *src, size_t bytes, int queue,
-                             dpc_xfer_cb_t cb, void *arg)
+static const char *const queue_what[NQUEUE] = {"device to host copy", "host to device copy",
+                                               "device reduction"};
+
+/* The queue's stream and a slot for its next event (rc != 0: logged). */
+static dpc_status_t queue_open(int queue, void **ev)
 {
-    (void)ctx;
     int rc;
     if (!dv.stream[queue] && (rc = dpc_cuda->stream_create(&dv.stream[queue]))) {
         dv.stream[queue] = NULL;
@@ -212,20 +216,53 @@ static dpc_status_t dev_copy(void *ctx, void *dst, const void *src, size_t bytes
         dv.q[queue] = n;
         dv.cap[queue] = ncap;
     }
-    void *ev = dv.nspare ? dv.spare_ev[--dv.nspare] : NULL;
-    if (!ev && (rc = dpc_cuda->event_create(&ev))) {
+    *ev = dv.nspare ? dv.spare_ev[--dv.nspare] : NULL;
+    if (!*ev && (rc = dpc_cuda->event_create(ev))) {
         dpc_log(DPC_LOG_ERROR, "cannot create a CUDA event: %s", dpc_cuda->error_string(rc));
         return DPC_ERR_TRANSPORT;
     }
-    if ((rc = dpc_cuda->copy_async(dst, src, bytes, dv.stream[queue])) ||
-        (rc = dpc_cuda->event_record(ev, dv.stream[queue]))) {
-        dpc_log(DPC_LOG_ERROR, "%s copy: %s", queue == DPC_TO_HOST ? "device to host"
-                : "host to device", dpc_cuda->error_string(rc));
+    return DPC_OK;
+}
+
+/* Work was enqueued (rc: how that went): its event after it. */
+static dpc_status_t queue_push(int queue, void *ev, int rc, dpc_xfer_cb_t cb, void *arg)
+{
+    if (rc || (rc = dpc_cuda->event_record(ev, dv.stream[queue]))) {
+        dpc_log(DPC_LOG_ERROR, "%s: %s", queue_what[queue], dpc_cuda->error_string(rc));
         dpc_cuda->event_destroy(ev);
         return DPC_ERR_TRANSPORT;
     }
     dv.q[queue][dv.tail[queue]++] = (pend_t){ev, cb, arg};
     return DPC_OK;
+}
+
+static dpc_status_t dev_copy(void *ctx, void *dst, const void *src, size_t bytes, int queue,
+                             dpc_xfer_cb_t cb, void *arg)
+{
+    (void)ctx;
+    void *ev;
+    dpc_status_t st = queue_open(queue, &ev);
+    if (st != DPC_OK)
+        return st;
+    return queue_push(queue, ev, dpc_cuda->copy_async(dst, src, bytes, dv.stream[queue]), cb, arg);
+}
+
+static dpc_status_t dev_reduce(void *ctx, void *dst, const void *a, const void *b, size_t count,
+                               dpc_dtype_t dt, dpc_op_t op, dpc_xfer_cb_t cb, void *arg)
+{
+    (void)ctx;
+    void *ev;
+    dpc_status_t st = queue_open(Q_REDUCE, &ev);
+    if (st != DPC_OK)
+        return st;
+    return queue_push(Q_REDUCE, ev, dpc_cuda->reduce_async(dst, a, b, count, (int)dt, (int)op,
+                                                           dv.stream[Q_REDUCE]), cb, arg);
+}
+
+bool dpc_cuda_can_reduce(dpc_dtype_t dt, dpc_op_t op)
+{
+    /* a zero-length launch enqueues nothing and says whether a kernel exists */
+    return dpc_cuda && dpc_cuda->reduce_async(NULL, NULL, NULL, 0, (int)dt, (int)op, NULL) == 0;
 }
 
 static void spare_event(void *ev)
@@ -247,14 +284,14 @@ static int dev_progress(void *ctx)
 {
     (void)ctx;
     int n = 0;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < NQUEUE; k++) {
         while (dv.head[k] < dv.tail[k]) {
             pend_t *p = &dv.q[k][dv.head[k]];
             int rc = dpc_cuda->event_query(p->ev);
             if (rc == 1)
                 break;       /* the stream is in order: later ones are not done either */
             if (rc)
-                dpc_log(DPC_LOG_ERROR, "device copy: %s", dpc_cuda->error_string(rc));
+                dpc_log(DPC_LOG_ERROR, "%s: %s", queue_what[k], dpc_cuda->error_string(rc));
             dv.head[k]++;
             spare_event(p->ev);
             p->cb(p->arg, rc ? DPC_ERR_TRANSPORT : DPC_OK);
@@ -266,13 +303,14 @@ static int dev_progress(void *ctx)
     return n;
 }
 
-const dpc_device_ops_t dpc_cuda_device_ops = {.copy = dev_copy, .progress = dev_progress};
+const dpc_device_ops_t dpc_cuda_device_ops = {.copy = dev_copy, .progress = dev_progress,
+                                              .reduce = dev_reduce};
 
 void dpc_cuda_fini(void)
 {
     if (!dpc_cuda)
         return;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < NQUEUE; k++) {
         if (dv.stream[k]) {
             dpc_cuda->stream_sync(dv.stream[k]);
             dpc_cuda->stream_destroy(dv.stream[k]);
@@ -292,21 +330,25 @@ void dpc_pipe_release(dpc_pipe_t *pp)
             dpc_cuda->host_free(pp->host_in);
         if (pp->host_out)
             dpc_cuda->host_free(pp->host_out);
+        if (pp->slots)
+            dpc_cuda->host_free(pp->slots);
     }
-    pp->host_in = pp->host_out = NULL;
+    pp->host_in = pp->host_out = pp->slots = NULL;
 }
 
-int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes)
+int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes, size_t slot_bytes)
 {
-    void *in = NULL, *out = NULL;
-    if (pp->dev_in && dpc_cuda->host_alloc(&in, bytes))
-        return -1;
-    if (pp->dev_out && dpc_cuda->host_alloc(&out, bytes)) {
-        if (in)
-            dpc_cuda->host_free(in);
-        return -1;
+    char **dst[3] = {&pp->host_in, &pp->host_out, &pp->slots};
+    bool want[3] = {pp->dev_in != NULL, pp->dev_out != NULL, pp->dev_reduce};
+    size_t len[3] = {bytes, bytes, slot_bytes};
+    pp->host_in = pp->host_out = pp->slots = NULL;
+    for (int i = 0; i < 3; i++) {
+        void *p = NULL;
+        if (want[i] && dpc_cuda->host_alloc(&p, len[i])) {
+            dpc_pipe_release(pp);    /* (what a failed allocation left in p is not ours) */
+            return -1;
+        }
+        *dst[i] = p;
     }
-    pp->host_in = in;
-    pp->host_out = out;
     return 0;
 }

@@ -5,6 +5,11 @@
  * rank's own memory, so ranks with host buffers and ranks with device
  * buffers build the same chunks and match message for message; a host rank
  * simply has no copies to make.
+ *
+ * With DPCOLL_DEVICE_REDUCE on (the default), the chunks run the owner
+ * algorithm (coll/allreduce_owner.c) on every rank, so that a rank whose
+ * input and output are on its GPU reduces there; whether a rank does is
+ * its own affair (its messages are the same either way).
  */
 #include "config.h"
 #include "shim.h"
@@ -13,6 +18,11 @@
 bool dpc_pipeline_wanted(size_t bytes)
 {
     return dpc_g.pipeline && bytes >= 2 * (size_t)DPC_PIPE_CHUNK_BYTES;
+}
+
+bool dpc_pipeline_owner(int comm_size)
+{
+    return dpc_g.pipeline && dpc_g.cfg.device_reduce && comm_size > 1;
 }
 
 typedef struct { dpc_comm_t *c; const char *call; } choose_ctx_t;

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "dpc_cuda.h"
+#include "dpc_reduce.h"
+#include "dpc_types.h"
 
 #define ARENA (1u << 30)          /* reserved address space, not memory */
 static char *arena;
@@ -71,20 +73,59 @@ static int is_device(const void *p)
     return arena && (const char *)p >= arena && (const char *)p < arena + ARENA;
 }
 
-/* A stream queues its copies and does them only when synchronized, or when
- * an event recorded after them is polled the second time: so a caller
- * that uses a copy's destination before the copy is reported done reads
+/* Pinned host memory (host_alloc): the only host memory a kernel may read
+ * or write (a real GPU reads pinned memory through its mapping; pageable
+ * memory it cannot reach), so the fake kernels refuse anything else. */
+typedef struct { char *p; size_t n; } pinned_t;
+static pinned_t *pinned;
+static int npinned, cappinned;
+
+static int is_pinned(const void *p, size_t n)
+{
+    int ok = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npinned && !ok; i++)
+        ok = (const char *)p >= pinned[i].p && (const char *)p + n <= pinned[i].p + pinned[i].n;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+/* A stream queues its work (copies and reductions) and does it only when
+ * synchronized, or when an event recorded after it is polled the second
+ * time: so a caller that uses a result before it is reported done reads
  * stale data, as it would on a GPU. */
-typedef struct fcopy { void *dst; const void *src; size_t n; } fcopy_t;
-typedef struct fstream { fcopy_t q[4096]; int head, tail; } fstream_t;
+typedef struct fwork { void *dst; const void *a, *b; size_t n; int dt, op; } fwork_t;
+#define COPY (-1)     /* dt of a copy */
+typedef struct fstream { fwork_t q[4096]; int head, tail; } fstream_t;
 typedef struct fevent { fstream_t *s; int upto, polls; } fevent_t;
+static unsigned long reduces;
+
+__attribute__((visibility("default"))) unsigned long fake_dev_reduces(void)
+{
+    return reduces;
+}
 
 static void run_until(fstream_t *s, int upto)
 {
     while (s->head < upto) {
-        fcopy_t *c = &s->q[s->head++ % 4096];
-        fake_dev_copy(c->dst, c->src, c->n);
+        fwork_t *w = &s->q[s->head++ % 4096];
+        if (w->dt == COPY) {
+            fake_dev_copy(w->dst, w->a, w->n);
+            continue;
+        }
+        pthread_mutex_lock(&lock);
+        mprotect(arena, used, PROT_READ | PROT_WRITE);
+        dpc_reduce_host(w->dst, w->a, w->b, w->n, (dpc_dtype_t)w->dt, (dpc_op_t)w->op);
+        mprotect(arena, used, PROT_NONE);
+        pthread_mutex_unlock(&lock);
     }
+}
+
+static void enqueue(fstream_t *f, fwork_t w)
+{
+    if (f->tail - f->head >= 4096)
+        run_until(f, f->head + 1);     /* full: the oldest is done by now */
+    f->q[f->tail++ % 4096] = w;
 }
 
 static int stream_create(void **s)
@@ -101,10 +142,7 @@ static int stream_sync(void *s)
 }
 static int copy_async(void *dst, const void *src, size_t n, void *s)
 {
-    fstream_t *f = s;
-    if (f->tail - f->head >= 4096)
-        run_until(f, f->head + 1);     /* full: the oldest is done by now */
-    f->q[f->tail++ % 4096] = (fcopy_t){dst, src, n};
+    enqueue(s, (fwork_t){dst, src, NULL, n, COPY, 0});
     __atomic_add_fetch(&copies, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -132,14 +170,59 @@ static int event_query(void *ev)
     run_until(e->s, e->upto);
     return 0;
 }
+/* The kernels of the real plugin exist for every pair but long double's:
+ * the same here, with the host's arithmetic (which the real kernels match
+ * bit for bit). n == 0 enqueues nothing: a probe. */
+#define UNPINNED 3
 static int reduce_async(void *d, const void *a, const void *b, size_t n, int dt, int op, void *s)
 {
-    (void)d; (void)a; (void)b; (void)n; (void)dt; (void)op; (void)s;
-    return -1;
+    if (dt == DPC_LONG_DOUBLE || dt == DPC_LONG_DOUBLE_INT || !dpc_op_valid(op, dt))
+        return -1;
+    if (n == 0)
+        return 0;
+    size_t bytes = n * dpc_dtype_size(dt);
+    const void *p[3] = {d, a, b};
+    for (int i = 0; i < 3; i++)
+        if (!is_device(p[i]) && !is_pinned(p[i], bytes))
+            return UNPINNED;
+    enqueue(s, (fwork_t){d, a, b, n, dt, op});
+    __atomic_add_fetch(&reduces, 1, __ATOMIC_RELAXED);
+    return 0;
 }
-static int host_alloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
-static void host_free(void *p) { free(p); }
-static const char *error_string(int e) { return e == -1 ? "no fake kernel" : "fake error"; }
+static int host_alloc(void **p, size_t n)
+{
+    *p = malloc(n ? n : 1);
+    if (!*p)
+        return 2;
+    pthread_mutex_lock(&lock);
+    if (npinned == cappinned) {
+        int ncap = cappinned ? 2 * cappinned : 64;
+        pinned_t *np = realloc(pinned, sizeof(pinned_t) * (size_t)ncap);
+        if (!np)
+            abort();
+        pinned = np;
+        cappinned = ncap;
+    }
+    pinned[npinned++] = (pinned_t){*p, n};
+    pthread_mutex_unlock(&lock);
+    return 0;
+}
+static void host_free(void *p)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npinned; i++)
+        if (pinned[i].p == p) {
+            pinned[i] = pinned[--npinned];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    free(p);
+}
+static const char *error_string(int e)
+{
+    return e == -1 ? "no fake kernel" : e == UNPINNED ? "kernel given host memory that is not "
+           "pinned" : "fake error";
+}
 
 static const dpc_cuda_plugin_t plugin = {
     .version = DPC_CUDA_PLUGIN_VERSION, .init = init, .is_device = is_device,

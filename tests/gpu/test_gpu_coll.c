@@ -22,6 +22,7 @@ static int rank, size, cases, failures;
 void *fake_dev_alloc(size_t n);
 void fake_dev_copy(void *dst, const void *src, size_t n);
 unsigned long fake_dev_copies(void);
+unsigned long fake_dev_reduces(void);
 #define cudaSuccess 0
 #define cudaMemcpyHostToDevice 0
 #define cudaMemcpyDeviceToHost 0
@@ -85,10 +86,25 @@ static void run(int mode, long n)
     fill(hin, n, 1);
     put(mode, din, hin, b);
 #ifdef FAKE_DEVICE
-    unsigned long before = fake_dev_copies();
+    unsigned long before = fake_dev_copies(), rbefore = fake_dev_reduces();
 #endif
     MPI_Allreduce(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 #ifdef FAKE_DEVICE
+    /* and its reductions on the device (p-1 kernels per chunk: the owner
+     * algorithm), unless DPCOLL_DEVICE_REDUCE=0 keeps them on the host */
+    const char *dr = getenv("DPCOLL_DEVICE_REDUCE");
+    int dev_red = !(dr && !strcmp(dr, "0"));
+    unsigned long red = fake_dev_reduces() - rbefore, want_red = 0;
+    for (long e0 = 0, ce = (1 << 20) / sizeof(int); e0 < n; e0 += ce) {
+        long cnt = n - e0 < ce ? n - e0 : ce;   /* a chunk; this rank's block of it: */
+        if (cnt / size + (rank < cnt % size) > 0)
+            want_red += (unsigned long)(size - 1);
+    }
+    if (on_device(mode) && b >= (2u << 20) && size > 1 && (dev_red ? red != want_red : red != 0)) {
+        failures++;
+        printf("FAILED: rank %d: allreduce of %zu bytes made %lu device reductions (%s)\n", rank,
+               b, red, dev_red ? "want one per peer and chunk" : "DPCOLL_DEVICE_REDUCE=0: want none");
+    }
     /* 2 MiB and more on the device: a pipeline of 1 MiB chunks, each copied
      * in and out on its own (whole staging would make 3 copies) */
     unsigned long made = fake_dev_copies() - before, want = 2 * ((b + (1u << 20) - 1) >> 20);
@@ -235,6 +251,10 @@ int main(int argc, char **argv)
             printf("FAILED: only %lu copies through the plugin for %d cases\n", min, cases);
     }
 #endif
+    /* (a rank's own checks count on that rank only) */
+    int worst = 0;
+    MPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    failures = worst;
     if (rank == 0)
         printf("np=%d: %d %s-buffer cases compared with PMPI, %d failed\n", size, cases,
 #ifdef FAKE_DEVICE

@@ -43,6 +43,10 @@ for np in 2 3; do
     echo "$out" | tail -3
     check "device buffers on a fake device the host cannot touch (staged), $np ranks" test $rc -eq 0
 done
+out=$(DPCOLL_DEVICE_REDUCE=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" \
+      mpi 2 "$fake" 2>&1); rc=$?
+echo "$out" | tail -3
+check "device buffers, reductions on the host (DPCOLL_DEVICE_REDUCE=0), 2 ranks" test $rc -eq 0
 out=$(DPCOLL_CUDA=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" DPCOLL_TIMEOUT=20 \
       mpi 2 "$fake" 2>&1); rc=$?
 check "... and without the staging (DPCOLL_CUDA=0) host code would touch them: the test fails" \
