@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     printf("  CUDA:            built with CUDA: libdpcoll_cuda.so is loaded at MPI_Init when a GPU "
            "and driver are present (DPCOLL_LOG_LEVEL=2 says which); device buffers are then "
            "staged through pinned host memory (allreduces of 2 MiB and more in a pipeline of "
-           "1 MiB chunks)\n");
+           "1 MiB chunks, reduced on the GPU unless DPCOLL_DEVICE_REDUCE=0)\n");
 #else
     printf("  CUDA:            no\n");
 #endif
@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
     printf("  DPCOLL_PROGRESS_THREAD                 %d\n", cfg.progress_thread);
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
+    printf("  DPCOLL_DEVICE_REDUCE                   %d\n", cfg.device_reduce);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
     /* without a tune file, a job on one node uses the one-node constants
      * (MPI_Init finds out where the processes are); show those too */

@@ -36,6 +36,10 @@ for np in 2 4; do
     echo "== device-buffer allreduce benchmark, $np ranks"
     timeout 300 "$mpiexec" -n $np "$top/_build/tests/bench_gpu" 256 9 || fail=1
 done
+echo "== the same at 2 ranks with the reductions on the host (DPCOLL_DEVICE_REDUCE=0)"
+DPCOLL_DEVICE_REDUCE=0 timeout 300 "$mpiexec" -n 2 "$top/_build/tests/bench_gpu" 256 9 || fail=1
+echo "== device-buffer tests with host reductions, 2 ranks"
+DPCOLL_DEVICE_REDUCE=0 timeout 300 "$mpiexec" -n 2 "$top/_build/tests/test_gpu_coll" || fail=1
 echo "== gpu run: $([ $fail = 0 ] && echo passed || echo FAILED)"
 echo $fail > "$out/status"
 }
