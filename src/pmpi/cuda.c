@@ -15,6 +15,7 @@
 #include "dpc_log.h"
 #include "stage.h"
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,86 @@ bool dpc_cuda_is_device(const void *p)
     return dpc_cuda && p && p != MPI_IN_PLACE && dpc_cuda->is_device(p);
 }
 
+/*
+ * Pinned host memory is slow to get: cudaMallocHost locks and maps every
+ * page (milliseconds for tens of MiB), and training calls repeat with the
+ * same sizes. So blocks given back are kept and handed out again (the
+ * smallest that fits), at most PINNED_KEEP of them idle; MPI_Finalize frees
+ * them. Every rank thread may stage: a lock.
+ */
+#define PINNED_KEEP 8
+typedef struct { void *p; size_t cap; bool busy; } pinned_blk_t;
+static pinned_blk_t *blks;
+static int nblks, capblks;
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int grow_blks(void)
+{
+    int ncap = capblks ? 2 * capblks : 16;
+    pinned_blk_t *n = realloc(blks, sizeof(pinned_blk_t) * (size_t)ncap);
+    if (!n)
+        return -1;
+    blks = n;
+    capblks = ncap;
+    return 0;
+}
+
+static int pinned_get(void **out, size_t bytes)
+{
+    bytes = bytes ? bytes : 1;
+    pthread_mutex_lock(&pinned_lock);
+    int best = -1;
+    for (int i = 0; i < nblks; i++)
+        if (!blks[i].busy && blks[i].cap >= bytes && (best < 0 || blks[i].cap < blks[best].cap))
+            best = i;
+    int rc = 0;
+    if (best >= 0) {
+        blks[best].busy = true;
+        *out = blks[best].p;
+    } else if (nblks == capblks && grow_blks()) {
+        rc = 2;
+    } else {
+        void *p = NULL;
+        if ((rc = dpc_cuda->host_alloc(&p, bytes)) == 0) {
+            blks[nblks++] = (pinned_blk_t){p, bytes, true};
+            *out = p;
+        }
+    }
+    pthread_mutex_unlock(&pinned_lock);
+    return rc;
+}
+
+static void pinned_put(void *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&pinned_lock);
+    int idle = 0, smallest = -1;
+    for (int i = 0; i < nblks; i++) {
+        if (blks[i].p == p)
+            blks[i].busy = false;
+        if (!blks[i].busy) {
+            idle++;
+            if (smallest < 0 || blks[i].cap < blks[smallest].cap)
+                smallest = i;
+        }
+    }
+    if (idle > PINNED_KEEP) {
+        dpc_cuda->host_free(blks[smallest].p);
+        blks[smallest] = blks[--nblks];
+    }
+    pthread_mutex_unlock(&pinned_lock);
+}
+
+static void pinned_fini(void)
+{
+    for (int i = 0; i < nblks; i++)
+        dpc_cuda->host_free(blks[i].p);   /* (a block still busy belongs to a leaked request) */
+    free(blks);
+    blks = NULL;
+    nblks = capblks = 0;
+}
+
 /* [lo, hi) bytes from buf that n blocks of counts[i] elements at displs[i]
  * extents (or count elements) of dt cover. */
 static int span(MPI_Datatype dt, int n, const int *counts, int count, const int *displs,
@@ -106,7 +187,7 @@ int dpc_stage_in(dpc_stage_t *st, const void *dev, MPI_Datatype dt, int n, const
     if (rc)
         return rc;
     size_t len = (size_t)(st->hi - st->lo);
-    if ((rc = dpc_cuda->host_alloc((void **)&st->host, len)) != 0) {
+    if ((rc = pinned_get((void **)&st->host, len)) != 0) {
         st->host = NULL;
         return MPI_ERR_NO_MEM;
     }
@@ -133,8 +214,7 @@ int dpc_stage_out(dpc_stage_t *st)
 
 void dpc_stage_free(dpc_stage_t *st)
 {
-    if (st->host)
-        dpc_cuda->host_free(st->host);
+    pinned_put(st->host);
     st->host = NULL;
 }
 
@@ -321,17 +401,15 @@ void dpc_cuda_fini(void)
         dpc_cuda->event_destroy(dv.spare_ev[i]);
     free(dv.spare_ev);
     memset(&dv, 0, sizeof(dv));
+    pinned_fini();
 }
 
 void dpc_pipe_release(dpc_pipe_t *pp)
 {
     if (dpc_cuda) {
-        if (pp->host_in)
-            dpc_cuda->host_free(pp->host_in);
-        if (pp->host_out)
-            dpc_cuda->host_free(pp->host_out);
-        if (pp->slots)
-            dpc_cuda->host_free(pp->slots);
+        pinned_put(pp->host_in);
+        pinned_put(pp->host_out);
+        pinned_put(pp->slots);
     }
     pp->host_in = pp->host_out = pp->slots = NULL;
 }
@@ -344,7 +422,7 @@ int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes, size_t slot_bytes)
     pp->host_in = pp->host_out = pp->slots = NULL;
     for (int i = 0; i < 3; i++) {
         void *p = NULL;
-        if (want[i] && dpc_cuda->host_alloc(&p, len[i])) {
+        if (want[i] && pinned_get(&p, len[i])) {
             dpc_pipe_release(pp);    /* (what a failed allocation left in p is not ours) */
             return -1;
         }

@@ -189,8 +189,14 @@ static int reduce_async(void *d, const void *a, const void *b, size_t n, int dt,
     __atomic_add_fetch(&reduces, 1, __ATOMIC_RELAXED);
     return 0;
 }
+static unsigned long host_allocs;
+__attribute__((visibility("default"))) unsigned long fake_dev_host_allocs(void)
+{
+    return host_allocs;
+}
 static int host_alloc(void **p, size_t n)
 {
+    __atomic_add_fetch(&host_allocs, 1, __ATOMIC_RELAXED);
     *p = malloc(n ? n : 1);
     if (!*p)
         return 2;

@@ -23,6 +23,7 @@ void *fake_dev_alloc(size_t n);
 void fake_dev_copy(void *dst, const void *src, size_t n);
 unsigned long fake_dev_copies(void);
 unsigned long fake_dev_reduces(void);
+unsigned long fake_dev_host_allocs(void);
 #define cudaSuccess 0
 #define cudaMemcpyHostToDevice 0
 #define cudaMemcpyDeviceToHost 0
@@ -242,6 +243,24 @@ int main(int argc, char **argv)
         for (int c = 0; c < 6; c++)
             run(mode, counts[c]);
 #ifdef FAKE_DEVICE
+    /* pinned memory is kept for the next call: the same large allreduce
+     * again and again allocates none after the first */
+    {
+        long n = 1 << 20;
+        void *d = dmalloc(sizeof(int) * (size_t)n);
+        unsigned long a0 = 0;
+        for (int i = 0; i < 5; i++) {
+            if (i == 1)
+                a0 = fake_dev_host_allocs();
+            MPI_Allreduce(MPI_IN_PLACE, d, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        }
+        cases++;
+        if (fake_dev_host_allocs() != a0) {
+            failures++;
+            printf("FAILED: rank %d: 4 repeated allreduces allocated %lu pinned blocks\n", rank,
+                   fake_dev_host_allocs() - a0);
+        }
+    }
     /* the staging must really have run: copies through the plugin */
     unsigned long c = fake_dev_copies(), min = 0;
     MPI_Allreduce(&c, &min, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
