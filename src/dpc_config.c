@@ -17,6 +17,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->progress_thread = true;
     cfg->one_sided = true;
     cfg->device_reduce = true;
+    cfg->shm = true;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -61,6 +62,10 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     }
     if ((v = getenv("DPCOLL_ONE_SIDED")) && parse_bool(v, &cfg->one_sided)) {
         snprintf(err, errlen, "DPCOLL_ONE_SIDED=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_SHM")) && parse_bool(v, &cfg->shm)) {
+        snprintf(err, errlen, "DPCOLL_SHM=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
     }
     if ((v = getenv("DPCOLL_DEVICE_REDUCE")) && parse_bool(v, &cfg->device_reduce)) {
@@ -145,6 +150,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[14 + DPC_COLL_COUNT] = (long long)cfg->cost.huge_bytes;
     v[15 + DPC_COLL_COUNT] = cfg->tune_file[0] != 0;   /* constants from a file */
     v[16 + DPC_COLL_COUNT] = cfg->device_reduce;
+    v[17 + DPC_COLL_COUNT] = cfg->shm;
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -165,6 +171,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->cost.huge = (dpc_cost_params_t){h[0], h[1], h[2]};
     cfg->cost.huge_bytes = (size_t)v[14 + DPC_COLL_COUNT];
     cfg->device_reduce = v[16 + DPC_COLL_COUNT] != 0;
+    cfg->shm = v[17 + DPC_COLL_COUNT] != 0;
     if (!v[15 + DPC_COLL_COUNT])
         cfg->tune_file[0] = 0;
     else if (!cfg->tune_file[0])

@@ -24,6 +24,9 @@ typedef struct dpc_config {
                                               collectives in the background (default on) */
     bool one_sided;                        /* DPCOLL_ONE_SIDED: algorithms that read peers'
                                               memory may be chosen (default on) */
+    bool shm;                              /* DPCOLL_SHM: small messages between processes
+                                              of one node through shared-memory mailboxes
+                                              (default on) */
     bool device_reduce;                    /* DPCOLL_DEVICE_REDUCE: large allreduces of
                                               device buffers reduce on the GPU (default on) */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
@@ -41,7 +44,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (17 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (18 + DPC_COLL_COUNT)
 
 /* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
  * per byte sent, per byte reduced) for calls below large_bytes,

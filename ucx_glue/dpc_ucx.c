@@ -7,6 +7,7 @@
 #include "config.h"
 #include "dpc_ucx.h"
 #include "dpc_cma.h"
+#include "dpc_shm.h"
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -23,7 +24,26 @@ struct dpc_xfer {
     void *req;              /* UCX request while in flight */
     dpc_status_t status;
     int done;
+    /* through a shared-memory mailbox (small messages on one node) */
+    int on_list;            /* SHM_POSTED or SHM_WAITING while queued there */
+    int proc;               /* the peer's process index */
+    uint64_t tag;
+    void *buf;
+    size_t len;
 };
+enum { SHM_NONE, SHM_POSTED, SHM_WAITING };
+
+/* A mailbox record that arrived before its receive: kept here. */
+typedef struct shm_early { struct shm_early *next; uint64_t tag; size_t len; char data[]; } shm_early_t;
+
+/* Per peer process: receives posted, records not yet matched, and sends
+ * waiting for room in its ring (each a FIFO: the order of one peer's
+ * messages with one tag is kept, as UCX keeps it). */
+typedef struct shm_peer {
+    struct dpc_xfer *posted, *posted_tail;
+    shm_early_t *early, *early_tail;
+    struct dpc_xfer *waiting, *waiting_tail;
+} shm_peer_t;
 
 struct dpc_ucx {
     ucp_context_h ctx;
@@ -39,7 +59,18 @@ struct dpc_ucx {
     struct dpc_xfer *free_xfers;    /* recycled: no malloc per message */
     uint64_t mem_types;     /* bit per ucs_memory_type_t UCX handles */
     int64_t *cma_pids;      /* per process, when all can read each other; else NULL */
+    dpc_shm_t *shm;         /* mailboxes, when every process is on this node; else NULL */
+    shm_peer_t *shm_peers;
+    int shm_waiting;        /* sends waiting for room, over all peers */
+    void *bell_req;         /* the posted doorbell receive */
+    int asleep;             /* our mailbox flag is up (dpc_ucx_arm) */
 };
+
+/* The doorbell: an empty UCX message to a process that sleeps on UCX's
+ * wakeup fd while a mailbox record for it has arrived. Its context id is
+ * the last one, which communicators never get (dpc_ucx.h). */
+#define BELL_TAG ((uint64_t)((1u << DPC_UCX_CTX_BITS) - 1) << DPC_UCX_CTX_SHIFT)
+#define BELL_MASK (~(~UINT64_C(0) << DPC_UCX_SRC_SHIFT))
 
 typedef struct group_tp {
     dpc_transport_t tp;     /* first: the engine hands us this pointer */
@@ -131,6 +162,220 @@ static dpc_status_t get_ep(dpc_ucx_t *ux, int proc, ucp_ep_h *ep_p)
     return DPC_OK;
 }
 
+/*
+ * Small messages between processes of one node go through the mailboxes
+ * (dpc_shm.h) instead of UCX; which way a message goes depends on its
+ * length alone, and a receive is posted for exactly its message's length
+ * (the transport contract), so both sides always pick the same way.
+ */
+static bool by_mailbox(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
+{
+    return ux->shm && mem == DPC_MEM_HOST && len <= DPC_SHM_MAX_MSG;
+}
+
+static void bell_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                    void *user_data)
+{
+    dpc_ucx_t *ux = user_data;
+    (void)status;
+    (void)info;
+    ucp_request_free(request);
+    ux->bell_req = NULL;       /* posted again by the next progress */
+}
+
+/* Keeps a receive for doorbells posted (the bells that came meanwhile
+ * complete at once: they only had to wake us). */
+static void bell_post(dpc_ucx_t *ux)
+{
+    for (int i = 0; i < 64 && ux->shm && !ux->bell_req; i++) {
+        ucp_request_param_t prm = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+            .cb.recv = bell_cb, .user_data = ux};
+        ucs_status_ptr_t r = ucp_tag_recv_nbx(ux->worker, NULL, 0, BELL_TAG, BELL_MASK, &prm);
+        if (UCS_PTR_IS_ERR(r))
+            return;
+        if (r)
+            ux->bell_req = r;
+    }
+}
+
+static void ring_bell(dpc_ucx_t *ux, int proc)
+{
+    ucp_ep_h ep = NULL;
+    if (get_ep(ux, proc, &ep) != DPC_OK)
+        return;
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucs_status_ptr_t r = ucp_tag_send_nbx(ep, NULL, 0, BELL_TAG, &prm);
+    if (UCS_PTR_IS_PTR(r))
+        ucp_request_free(r);   /* released by UCX when sent */
+}
+
+/* FIFO lists of transfers, for one peer. */
+static void xlist_append(struct dpc_xfer **head, struct dpc_xfer **tail, struct dpc_xfer *x)
+{
+    x->next = NULL;
+    if (*tail)
+        (*tail)->next = x;
+    else
+        *head = x;
+    *tail = x;
+}
+
+static bool xlist_remove(struct dpc_xfer **head, struct dpc_xfer **tail, struct dpc_xfer *x)
+{
+    struct dpc_xfer *prev = NULL;
+    for (struct dpc_xfer *y = *head; y; prev = y, y = y->next) {
+        if (y != x)
+            continue;
+        if (prev)
+            prev->next = y->next;
+        else
+            *head = y->next;
+        if (*tail == y)
+            *tail = prev;
+        return true;
+    }
+    return false;
+}
+
+/* x is in the ring (rc: dpc_shm_put's): done, the peer rung if asleep. */
+static void mailbox_sent(dpc_ucx_t *ux, struct dpc_xfer *x, int rc)
+{
+    if (rc == 1)
+        ring_bell(ux, x->proc);
+    x->on_list = SHM_NONE;
+    push_done(ux, x, DPC_OK);
+}
+
+/* A record for receive x: copied, x done. */
+static void mailbox_deliver(dpc_ucx_t *ux, struct dpc_xfer *x, const void *data, size_t len)
+{
+    if (len)
+        memcpy(x->buf, data, len < x->len ? len : x->len);
+    x->on_list = SHM_NONE;
+    push_done(ux, x, len > x->len ? DPC_ERR_TRUNCATE : DPC_OK);
+}
+
+/* Records from process proc: to the receives posted for them, in order, or
+ * kept until their receive comes. */
+static void mailbox_drain(dpc_ucx_t *ux, int proc)
+{
+    shm_peer_t *pp = &ux->shm_peers[proc];
+    uint64_t tag;
+    const void *data;
+    size_t len;
+    while (dpc_shm_peek(ux->shm, proc, &tag, &data, &len)) {
+        struct dpc_xfer *x = pp->posted;
+        while (x && x->tag != tag)
+            x = x->next;
+        if (x) {
+            xlist_remove(&pp->posted, &pp->posted_tail, x);
+            mailbox_deliver(ux, x, data, len);
+        } else {
+            shm_early_t *e = malloc(sizeof(*e) + len);
+            if (!e)
+                return;        /* left in the ring: tried again at the next progress */
+            e->next = NULL;
+            e->tag = tag;
+            e->len = len;
+            memcpy(e->data, data, len);
+            if (pp->early_tail)
+                pp->early_tail->next = e;
+            else
+                pp->early = e;
+            pp->early_tail = e;
+        }
+        dpc_shm_pop(ux->shm, proc);
+    }
+}
+
+static void mailbox_progress(dpc_ucx_t *ux)
+{
+    if (ux->asleep) {
+        dpc_shm_sleep_end(ux->shm);
+        ux->asleep = 0;
+    }
+    for (int i = 0; i < ux->nprocs && ux->shm_waiting; i++) {
+        shm_peer_t *pp = &ux->shm_peers[i];
+        struct dpc_xfer *x;
+        while ((x = pp->waiting) != NULL) {
+            int rc = dpc_shm_put(ux->shm, x->proc, x->tag, x->buf, x->len);
+            if (rc < 0)
+                break;     /* still no room: it stays first */
+            xlist_remove(&pp->waiting, &pp->waiting_tail, x);
+            ux->shm_waiting--;
+            mailbox_sent(ux, x, rc);
+        }
+    }
+    for (int i = 0; i < ux->nprocs; i++)
+        mailbox_drain(ux, i);
+    bell_post(ux);
+}
+
+static dpc_status_t mailbox_isend(dpc_ucx_t *ux, int proc, uint64_t tag, const void *buf,
+                                  size_t len, dpc_xfer_cb_t cb, void *arg, dpc_xfer_t **xfer_p)
+{
+    struct dpc_xfer *x = xfer_get(ux);
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .proc = proc, .tag = tag,
+                           .buf = (void *)buf, .len = len};
+    shm_peer_t *pp = &ux->shm_peers[proc];
+    int rc = pp->waiting ? -1 : dpc_shm_put(ux->shm, proc, tag, buf, len);
+    if (rc >= 0) {
+        mailbox_sent(ux, x, rc);
+    } else {       /* behind the others waiting for room, in order */
+        x->on_list = SHM_WAITING;
+        xlist_append(&pp->waiting, &pp->waiting_tail, x);
+        ux->shm_waiting++;
+    }
+    *xfer_p = x;
+    return DPC_OK;
+}
+
+static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *buf, size_t len,
+                                  dpc_xfer_cb_t cb, void *arg, dpc_xfer_t **xfer_p)
+{
+    struct dpc_xfer *x = xfer_get(ux);
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .proc = proc, .tag = tag,
+                           .buf = buf, .len = len};
+    *xfer_p = x;
+    shm_peer_t *pp = &ux->shm_peers[proc];
+    shm_early_t *prev = NULL;
+    for (shm_early_t *e = pp->early; e; prev = e, e = e->next) {
+        if (e->tag != tag)
+            continue;
+        if (prev)
+            prev->next = e->next;
+        else
+            pp->early = e->next;
+        if (pp->early_tail == e)
+            pp->early_tail = prev;
+        mailbox_deliver(ux, x, e->data, e->len);
+        free(e);
+        return DPC_OK;
+    }
+    x->on_list = SHM_POSTED;
+    xlist_append(&pp->posted, &pp->posted_tail, x);
+    mailbox_drain(ux, proc);    /* it may be in the ring already */
+    return DPC_OK;
+}
+
+static void mailbox_cancel(dpc_ucx_t *ux, struct dpc_xfer *x)
+{
+    shm_peer_t *pp = &ux->shm_peers[x->proc];
+    bool found = x->on_list == SHM_POSTED ? xlist_remove(&pp->posted, &pp->posted_tail, x)
+                                          : xlist_remove(&pp->waiting, &pp->waiting_tail, x);
+    if (found && x->on_list == SHM_WAITING)
+        ux->shm_waiting--;
+    if (found) {
+        x->on_list = SHM_NONE;
+        push_done(ux, x, DPC_ERR_CANCELED);
+    }
+}
+
 static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
                               size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
                               dpc_xfer_t **xfer_p)
@@ -140,6 +385,9 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     ucp_ep_h ep = NULL;
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
+    uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
+    if (by_mailbox(ux, len, mem))
+        return mailbox_isend(ux, g->world[peer], t, buf, len, cb, arg, xfer_p);
     dpc_status_t rc = get_ep(ux, g->world[peer], &ep);
     if (rc != DPC_OK)
         return rc;
@@ -151,7 +399,6 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FIELD_MEMORY_TYPE,
         .cb.send = send_cb, .user_data = x, .memory_type = ucs_mem(mem)};
-    uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
     ucs_status_ptr_t r = ucp_tag_send_nbx(ep, buf, len, t, &prm);
     if (UCS_PTR_IS_ERR(r)) {
         xfer_put(ux, x);
@@ -173,6 +420,9 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     dpc_ucx_t *ux = g->ux;
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
+    if (by_mailbox(ux, len, mem))
+        return mailbox_irecv(ux, g->world[peer], tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT),
+                             buf, len, cb, arg, xfer_p);
     struct dpc_xfer *x = xfer_get(ux);
     if (!x)
         return DPC_ERR_NOMEM;
@@ -202,6 +452,8 @@ static int ux_progress(dpc_ucx_t *ux)
     int n = 0;
     while (ucp_worker_progress(ux->worker))
         ;
+    if (ux->shm)
+        mailbox_progress(ux);
     struct dpc_xfer *x;
     while ((x = ux->done_head) != NULL) {
         ux->done_head = x->next;
@@ -222,6 +474,10 @@ static int grp_progress(dpc_transport_t *tp)
 static void grp_cancel(dpc_transport_t *tp, dpc_xfer_t *x)
 {
     dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
+    if (x->on_list != SHM_NONE) {
+        mailbox_cancel(ux, x);
+        return;
+    }
     /* receives are cancelled by UCX (callback with UCS_ERR_CANCELED); a send
      * already handed to the wire completes on its own or with its peer */
     if (x->req && !x->done)
@@ -243,17 +499,25 @@ static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
     if (ux->done_head)
         return;
+    /* a mailbox record waiting, or one coming while we sleep rings us */
+    if (ux->shm && !dpc_shm_sleep_begin(ux->shm))
+        return;
     if (ux->efd >= 0) {
         ucs_status_t st = ucp_worker_arm(ux->worker);
-        if (st == UCS_ERR_BUSY)
-            return;    /* events pending: go progress them */
         if (st == UCS_OK) {
             struct pollfd pfd = {.fd = ux->efd, .events = POLLIN};
             int ms = (int)(max_ns / 1000000);
             poll(&pfd, 1, ms > 0 ? ms : 1);
+        }
+        /* (UCS_ERR_BUSY: events pending: go progress them) */
+        if (st == UCS_OK || st == UCS_ERR_BUSY) {
+            if (ux->shm)
+                dpc_shm_sleep_end(ux->shm);
             return;
         }
     }
+    if (ux->shm)
+        dpc_shm_sleep_end(ux->shm);
     sched_yield();
 }
 
@@ -263,6 +527,12 @@ int dpc_ucx_arm(dpc_ucx_t *ux)
         return DPC_UCX_ARM_BUSY;
     if (ux->efd < 0)
         return DPC_UCX_ARM_NONE;
+    /* the flag stays up until the next progress (mailbox_progress) */
+    if (ux->shm && !ux->asleep) {
+        if (!dpc_shm_sleep_begin(ux->shm))
+            return DPC_UCX_ARM_BUSY;
+        ux->asleep = 1;
+    }
     ucs_status_t st = ucp_worker_arm(ux->worker);
     if (st == UCS_OK)
         return ux->efd;
@@ -457,10 +727,48 @@ dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
     return DPC_OK;
 }
 
+static void mailbox_fini(dpc_ucx_t *ux)
+{
+    if (!ux->shm)
+        return;
+    if (ux->bell_req) {
+        ucp_request_cancel(ux->worker, ux->bell_req);
+        for (int i = 0; i < 1000000 && ux->bell_req; i++)
+            ucp_worker_progress(ux->worker);
+    }
+    for (int i = 0; ux->shm_peers && i < ux->nprocs; i++)
+        while (ux->shm_peers[i].early) {
+            shm_early_t *e = ux->shm_peers[i].early;
+            ux->shm_peers[i].early = e->next;
+            free(e);
+        }
+    free(ux->shm_peers);
+    ux->shm_peers = NULL;
+    dpc_shm_destroy(ux->shm);
+    ux->shm = NULL;
+}
+
+dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm)
+{
+    if (ux->shm || !ux->eps || dpc_shm_nprocs(shm) != ux->nprocs)
+        return DPC_ERR_ARG;
+    if (!(ux->shm_peers = calloc((size_t)ux->nprocs, sizeof(shm_peer_t))))
+        return DPC_ERR_NOMEM;
+    ux->shm = shm;
+    bell_post(ux);
+    return DPC_OK;
+}
+
+bool dpc_ucx_has_shm(const dpc_ucx_t *ux)
+{
+    return ux && ux->shm;
+}
+
 void dpc_ucx_destroy(dpc_ucx_t *ux)
 {
     if (!ux)
         return;
+    mailbox_fini(ux);
     if (ux->eps) {
         /* close every endpoint, flushing; all processes do this together */
         void **reqs = calloc((size_t)ux->nprocs, sizeof(void *));
@@ -562,6 +870,8 @@ void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len)
         if (ux && (ux->mem_types & (UINT64_C(1) << m)))
             off += (size_t)snprintf(buf + off, len - off, " %s", ucs_memory_type_names[m]);
     if (off < len)
-        snprintf(buf + off, len - off, "; wakeup: %s", ux && ux->efd >= 0 ? "yes" : "no");
+        snprintf(buf + off, len - off, "; wakeup: %s; small messages: %s",
+                 ux && ux->efd >= 0 ? "yes" : "no",
+                 ux && ux->shm ? "shared-memory mailboxes" : "UCX");
 }
 

@@ -9,6 +9,7 @@
 #include "stage.h"
 #include "dpc_log.h"
 #include "dpc_cma.h"
+#include "dpc_shm.h"
 #include "dpcoll.h"
 #include <sched.h>
 #include <stdio.h>
@@ -95,6 +96,45 @@ static void locate_processes(void)
     free(cards);
 }
 
+/* Mailboxes for small messages when every process is on this node: each
+ * creates its segment, then maps everyone's, then removes its name (the
+ * memory stays while mapped; nothing is left behind in /dev/shm). All or
+ * none: a rank that fails says so and nobody uses them. */
+static void open_mailboxes(void)
+{
+    int n = dpc_g.world_size, me = dpc_g.world_rank;
+    int ok, all = 0;
+    long long job = (long long)getpid();
+    char prefix[64], err[256] = "";
+    dpc_shm_t *shm = NULL;
+    PMPI_Bcast(&job, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    snprintf(prefix, sizeof(prefix), "/dpcoll.%lld", job);
+    ok = dpc_shm_create(prefix, n, me, &shm, err, sizeof(err)) == DPC_OK;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all) {
+        ok = dpc_shm_attach(shm, err, sizeof(err)) == DPC_OK;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
+    dpc_shm_unlink(shm);     /* everyone has mapped it, or given up */
+    if (all) {
+        ok = dpc_ucx_set_shm(dpc_g.ux, shm) == DPC_OK;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (ok)
+            shm = NULL;      /* the transport's now */
+        if (!all && ok) {
+            /* another rank could not (out of memory): a message must go
+             * the same way on both sides, and a transport keeps its
+             * mailboxes for good, so this rank leaves our path, and the
+             * check after this takes everyone off it */
+            dpc_ucx_destroy(dpc_g.ux);
+            dpc_g.ux = NULL;
+        }
+    }
+    if (err[0])
+        dpc_log(DPC_LOG_WARN, "%s; small messages go by UCX", err);
+    dpc_shm_destroy(shm);
+}
+
 /* Rank 0's shared settings win; a rank that differs says so. */
 static void agree_config(void)
 {
@@ -164,8 +204,16 @@ static void dpc_init(int provided)
         PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (all_have)
             dpc_ucx_set_cma(dpc_g.ux, dpc_g.world_size, cma_pids);
+        if (single_node && dpc_g.cfg.shm && dpc_g.world_size <= DPC_SHM_MAX_PROCS)
+            open_mailboxes();
+        ok = dpc_g.ux != NULL;
+        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
+    if (all_ok) {
         dpc_g.keyval = dpc_comm_keyval_create();
         dpc_g.ctx_used[0] = 1;   /* context 0 is MPI_COMM_WORLD's */
+        /* and the last one is the mailboxes' doorbell (dpc_ucx.h) */
+        dpc_g.ctx_used[(1 << DPC_UCX_CTX_BITS) / 64 - 1] |= UINT64_C(1) << 63;
         dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS;
         if (dpc_g.active) {
             dpc_cuda_load();

@@ -1,0 +1,292 @@
+/* Shared-memory mailboxes (see dpc_shm.h). */
+#include "config.h"
+#include "dpc_shm.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define LINE 64
+#define HDR_BYTES 24u                  /* record header: stamp, tag, length, kind */
+#define KIND_DATA 1u
+#define KIND_PAD 2u
+
+/* Only the consumer's position is shared: the producer keeps its own
+ * (dpc_shm_t.sent) and publishes each record through the record's own
+ * stamp, so a small message costs one cache line to hand over (its header
+ * and payload), and the consumer's position is read back only when the ring
+ * looks full from what the producer saw last. */
+typedef struct ring_ctl {
+    uint64_t tail;                     /* bytes consumed (the consumer's) */
+    char pad1[LINE - 8];
+} ring_ctl_t;
+
+typedef struct seg_hdr {
+    uint32_t magic, nprocs;
+    char pad0[LINE - 8];
+    uint32_t sleeping;                 /* the owner sleeps: ring it */
+    char pad1[LINE - 4];
+} seg_hdr_t;
+
+/* stamp: the record's position in the ring's byte stream, plus one, stored
+ * last (release): the consumer expecting a record at position t waits for
+ * stamp t + 1; a stale record there (an earlier lap) has another stamp. */
+typedef struct rec_hdr { uint64_t stamp, tag; uint32_t len, kind; } rec_hdr_t;
+
+#define SEG_MAGIC 0x64706d62u          /* "dpmb" */
+#define RING_STRIDE (sizeof(ring_ctl_t) + DPC_SHM_RING_BYTES)
+
+struct dpc_shm {
+    int nprocs, me;
+    char name[128];
+    bool linked;
+    size_t seg_bytes;
+    char **segs;                       /* every process's segment, mapped */
+    uint64_t *sent;                    /* per destination: bytes we have written there */
+    uint64_t *seen_tail;               /* per destination: its consumer's position, as last read */
+};
+
+static size_t seg_size(int nprocs)
+{
+    return sizeof(seg_hdr_t) + (size_t)nprocs * RING_STRIDE;
+}
+
+/* Ring of sender src in process owner's segment. */
+static ring_ctl_t *ring(const dpc_shm_t *s, int owner, int src)
+{
+    return (ring_ctl_t *)(s->segs[owner] + sizeof(seg_hdr_t) + (size_t)src * RING_STRIDE);
+}
+
+static char *ring_data(ring_ctl_t *r)
+{
+    return (char *)(r + 1);
+}
+
+static seg_hdr_t *hdr(const dpc_shm_t *s, int owner)
+{
+    return (seg_hdr_t *)s->segs[owner];
+}
+
+static void seg_name(const dpc_shm_t *s, int proc, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s.%d", s->name, proc);
+}
+
+dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **shm_p,
+                            char *err, size_t errlen)
+{
+    if (nprocs < 1 || nprocs > DPC_SHM_MAX_PROCS || me < 0 || me >= nprocs) {
+        snprintf(err, errlen, "shared-memory mailboxes: %d processes (at most %d)", nprocs,
+                 DPC_SHM_MAX_PROCS);
+        return DPC_ERR_ARG;
+    }
+    dpc_shm_t *s = calloc(1, sizeof(*s));
+    if (!s || !(s->segs = calloc((size_t)nprocs, sizeof(char *))) ||
+        !(s->sent = calloc((size_t)nprocs, sizeof(uint64_t))) ||
+        !(s->seen_tail = calloc((size_t)nprocs, sizeof(uint64_t)))) {
+        dpc_shm_destroy(s);
+        return DPC_ERR_NOMEM;
+    }
+    s->nprocs = nprocs;
+    s->me = me;
+    s->seg_bytes = seg_size(nprocs);
+    snprintf(s->name, sizeof(s->name), "%s", prefix);
+    char nm[160];
+    seg_name(s, me, nm, sizeof(nm));
+    int fd = shm_open(nm, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* left over from a job that died before removing it (same name:
+         * same launcher pid, reused): ours now */
+        shm_unlink(nm);
+        fd = shm_open(nm, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
+    if (fd < 0 || ftruncate(fd, (off_t)s->seg_bytes) != 0) {
+        snprintf(err, errlen, "shared-memory mailbox %s: %s", nm, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            shm_unlink(nm);
+        }
+        dpc_shm_destroy(s);
+        return DPC_ERR_TRANSPORT;
+    }
+    s->linked = true;
+    void *p = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "shared-memory mailbox %s: mmap: %s", nm, strerror(errno));
+        dpc_shm_destroy(s);
+        return DPC_ERR_TRANSPORT;
+    }
+    s->segs[me] = p;
+    /* (a fresh file reads as zeros: every ring empty, nobody asleep) */
+    hdr(s, me)->nprocs = (uint32_t)nprocs;
+    __atomic_store_n(&hdr(s, me)->magic, SEG_MAGIC, __ATOMIC_RELEASE);
+    *shm_p = s;
+    return DPC_OK;
+}
+
+dpc_status_t dpc_shm_attach(dpc_shm_t *s, char *err, size_t errlen)
+{
+    for (int i = 0; i < s->nprocs; i++) {
+        if (s->segs[i])
+            continue;
+        char nm[160];
+        seg_name(s, i, nm, sizeof(nm));
+        int fd = shm_open(nm, O_RDWR, 0);
+        void *p = fd < 0 ? MAP_FAILED
+                         : mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (p == MAP_FAILED) {
+            snprintf(err, errlen, "shared-memory mailbox %s: %s", nm, strerror(e));
+            return DPC_ERR_TRANSPORT;
+        }
+        s->segs[i] = p;
+        const seg_hdr_t *h = p;
+        if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SEG_MAGIC ||
+            h->nprocs != (uint32_t)s->nprocs) {
+            snprintf(err, errlen, "shared-memory mailbox %s is not this job's", nm);
+            return DPC_ERR_TRANSPORT;
+        }
+    }
+    return DPC_OK;
+}
+
+void dpc_shm_unlink(dpc_shm_t *s)
+{
+    if (s && s->linked) {
+        char nm[160];
+        seg_name(s, s->me, nm, sizeof(nm));
+        shm_unlink(nm);
+        s->linked = false;
+    }
+}
+
+void dpc_shm_destroy(dpc_shm_t *s)
+{
+    if (!s)
+        return;
+    dpc_shm_unlink(s);
+    for (int i = 0; s->segs && i < s->nprocs; i++)
+        if (s->segs[i])
+            munmap(s->segs[i], s->seg_bytes);
+    free(s->segs);
+    free(s->sent);
+    free(s->seen_tail);
+    free(s);
+}
+
+static size_t rec_bytes(size_t len)
+{
+    return (HDR_BYTES + len + LINE - 1) & ~(size_t)(LINE - 1);
+}
+
+int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, const void *buf, size_t len)
+{
+    ring_ctl_t *r = ring(s, dst, s->me);
+    uint64_t head = s->sent[dst];
+    size_t at = (size_t)(head % DPC_SHM_RING_BYTES), need = rec_bytes(len);
+    size_t pad = at + need > DPC_SHM_RING_BYTES ? DPC_SHM_RING_BYTES - at : 0;
+    if (head + pad + need - s->seen_tail[dst] > DPC_SHM_RING_BYTES) {
+        s->seen_tail[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+        if (head + pad + need - s->seen_tail[dst] > DPC_SHM_RING_BYTES)
+            return -1;
+    }
+    char *d = ring_data(r);
+    if (pad) {
+        rec_hdr_t *ph = (rec_hdr_t *)(d + at);
+        ph->kind = KIND_PAD;
+        __atomic_store_n(&ph->stamp, head + 1, __ATOMIC_RELEASE);
+        head += pad;
+        at = 0;
+    }
+    rec_hdr_t *h = (rec_hdr_t *)(d + at);
+    h->tag = tag;
+    h->len = (uint32_t)len;
+    h->kind = KIND_DATA;
+    if (len)
+        memcpy(h + 1, buf, len);
+    __atomic_store_n(&h->stamp, head + 1, __ATOMIC_RELEASE);
+    s->sent[dst] = head + need;
+    /* published, then: is the owner asleep? Its flag goes up before its
+     * last look at the rings. Without a full fence here our load may pass
+     * our stamp's store, and a record published in the instant the owner
+     * goes to sleep can go unnoticed until its sleep times out: every sleep
+     * of this library is bounded (1 ms). The fence would cost more than the
+     * rest of a small message (it waits for the record's cache lines to
+     * reach the owner's core), on every message, for a rare millisecond. */
+    seg_hdr_t *o = hdr(s, dst);
+    uint32_t one = 1;
+    if (__atomic_load_n(&o->sleeping, __ATOMIC_RELAXED) &&
+        __atomic_compare_exchange_n(&o->sleeping, &one, 0, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_RELAXED))
+        return 1;
+    return 0;
+}
+
+/* The record at the consumer's position, if it has been published. */
+static const rec_hdr_t *next_rec(ring_ctl_t *r, uint64_t tail, int order)
+{
+    const rec_hdr_t *h = (const rec_hdr_t *)(ring_data(r) + tail % DPC_SHM_RING_BYTES);
+    return __atomic_load_n(&h->stamp, order) == tail + 1 ? h : NULL;
+}
+
+bool dpc_shm_peek(dpc_shm_t *s, int src, uint64_t *tag, const void **data, size_t *len)
+{
+    ring_ctl_t *r = ring(s, s->me, src);
+    uint64_t tail = r->tail;            /* ours alone */
+    const rec_hdr_t *h;
+    while ((h = next_rec(r, tail, __ATOMIC_ACQUIRE)) != NULL) {
+        if (h->kind == KIND_PAD) {
+            tail += DPC_SHM_RING_BYTES - tail % DPC_SHM_RING_BYTES;
+            __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+            continue;
+        }
+        *tag = h->tag;
+        *len = h->len;
+        *data = h + 1;
+        return true;
+    }
+    return false;
+}
+
+void dpc_shm_pop(dpc_shm_t *s, int src)
+{
+    ring_ctl_t *r = ring(s, s->me, src);
+    const rec_hdr_t *h = (const rec_hdr_t *)(ring_data(r) + r->tail % DPC_SHM_RING_BYTES);
+    __atomic_store_n(&r->tail, r->tail + rec_bytes(h->len), __ATOMIC_RELEASE);
+}
+
+bool dpc_shm_pending(dpc_shm_t *s)
+{
+    for (int i = 0; i < s->nprocs; i++) {
+        ring_ctl_t *r = ring(s, s->me, i);
+        if (next_rec(r, r->tail, __ATOMIC_SEQ_CST))
+            return true;
+    }
+    return false;
+}
+
+bool dpc_shm_sleep_begin(dpc_shm_t *s)
+{
+    __atomic_store_n(&hdr(s, s->me)->sleeping, 1, __ATOMIC_SEQ_CST);
+    if (dpc_shm_pending(s)) {
+        __atomic_store_n(&hdr(s, s->me)->sleeping, 0, __ATOMIC_RELAXED);
+        return false;
+    }
+    return true;
+}
+
+void dpc_shm_sleep_end(dpc_shm_t *s)
+{
+    __atomic_store_n(&hdr(s, s->me)->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+int dpc_shm_nprocs(const dpc_shm_t *s)
+{
+    return s->nprocs;
+}
