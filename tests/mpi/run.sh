@@ -94,6 +94,16 @@ check "... and, disabled, that they went to PMPI and why" \
 out=$(DPCOLL_BCAST_ALGORITHM=scatter_allgather DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_BCAST_ALGORITHM forces the algorithm" \
     sh -c 'echo "$1" | grep -q "bcast: 1 on libdpcoll (scatter_allgather 1)"' _ "$out"
+out=$(DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "small messages go through shared-memory mailboxes on one node" \
+    sh -c 'echo "$1" | grep -q "small messages: shared-memory mailboxes"' _ "$out"
+out=$(DPCOLL_SHM=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "... and by UCX with DPCOLL_SHM=0" \
+    sh -c 'echo "$1" | grep -q "small messages: UCX"' _ "$out"
+echo "== test_mpi_coll with small messages by UCX (DPCOLL_SHM=0), 2 ranks"
+DPCOLL_SHM=0 mpi 2 "$coll" || fail=1
+check "no mailbox segment is left in /dev/shm" \
+    sh -c '! ls /dev/shm 2>/dev/null | grep -q "^dpcoll\."'
 out=$(DPCOLL_ALLREDUCE_ALGORITHM=direct DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "ranks read each other's memory (cross-memory attach): the one-sided allreduce ran" \
     sh -c 'echo "$1" | grep -q "rank 1 allreduce: 1 on libdpcoll (direct 1)"' _ "$out"
