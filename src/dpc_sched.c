@@ -692,7 +692,7 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
     }
 launch:
     s->state = S_RUNNING;
-    s->start_ns = s->prm.tp->ops->now_ns(s->prm.tp);
+    s->start_ns = 0;         /* read at the first timeout check (most never get there) */
     s->ntests = 0;
     if (s->prm.defer_local) {
         issue_transfers(s);
@@ -764,11 +764,16 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s)
         return DPC_OK;
     }
     /* reading the clock costs more than a test of a small collective:
-     * every 16th test is often enough for a timeout in seconds */
-    if (s->prm.timeout_ns && (++s->ntests & 15) == 0 &&
-        tp->ops->now_ns(tp) - s->start_ns > s->prm.timeout_ns) {
-        set_error(s, DPC_ERR_TIMEOUT, -1);
-        return fail(s);
+     * every 16th test is often enough for a timeout in seconds, counted
+     * from the first of them (16 tests in: the start, to a timeout) */
+    if (s->prm.timeout_ns && (++s->ntests & 15) == 0) {
+        uint64_t now = tp->ops->now_ns(tp);
+        if (!s->start_ns) {
+            s->start_ns = now ? now : 1;
+        } else if (now - s->start_ns > s->prm.timeout_ns) {
+            set_error(s, DPC_ERR_TIMEOUT, -1);
+            return fail(s);
+        }
     }
     return DPC_INPROGRESS;
 }

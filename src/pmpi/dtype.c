@@ -79,8 +79,8 @@ int dpc_dtinfo(MPI_Datatype dt, dpc_dtinfo_t *ti)
         ti->nbasic = 1;
         return MPI_SUCCESS;
     }
-    static __thread MPI_Datatype last_dt = MPI_DATATYPE_NULL;   /* calls repeat types */
-    static __thread int last_named = -1;
+    static DPC_TLS MPI_Datatype last_dt = MPI_DATATYPE_NULL;   /* calls repeat types */
+    static DPC_TLS int last_named = -1;
     int named_dt;
     if (dt == last_dt && dt != MPI_DATATYPE_NULL) {
         named_dt = last_named;

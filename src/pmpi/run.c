@@ -25,8 +25,8 @@
 #define DPC_NB_SLICE_MIN (256u << 10)
 #define DPC_NB_SLICE_MAX (1u << 20)
 
-__thread MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
-__thread dpc_comm_t *dpc_tl_state;
+DPC_TLS MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
+DPC_TLS dpc_comm_t *dpc_tl_state;
 
 void dpc_comm_shape(MPI_Comm comm, int *size, int *rank)
 {
@@ -81,19 +81,29 @@ void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why)
     dpc_unlock(lk);
 }
 
-static __thread const dpc_algo_t *last_algo;
+static DPC_TLS const dpc_algo_t *last_algo;
 
 DPCOLL_API const char *dpcoll_last_algorithm(void)
 {
     return last_algo ? last_algo->name : "";
 }
 
+/* The registry index of al (-1 for one the registry does not list, such as
+ * the device pipeline's owner allreduce); the last answer is kept, as calls
+ * repeat their algorithm. */
 static int algo_index(const dpc_algo_t *al)
 {
-    for (int i = 0; i < dpc_g.nalgos; i++)
-        if (dpc_algos()[i] == al)
-            return i;
-    return 0;
+    static DPC_TLS const dpc_algo_t *last;
+    static DPC_TLS int last_i;
+    if (al == last)
+        return last_i;
+    const dpc_algo_t *const *reg = dpc_algos();
+    int i = 0;
+    while (i < dpc_g.nalgos && reg[i] != al)
+        i++;
+    last = al;
+    last_i = i < dpc_g.nalgos ? i : -1;
+    return last_i;
 }
 
 /* First time this signature is seen? (a small open-addressing set) */
@@ -411,8 +421,9 @@ int dpc_op_complete(dpc_req_t *op)
     dpc_coll_stats_t *cs = &dpc_g.stats[j->a.coll];
     cs->ours++;
     cs->bytes += j->bytes;
-    if (op->al)
-        cs->by_algo[algo_index(op->al)]++;
+    int ai = op->al ? algo_index(op->al) : -1;
+    if (ai >= 0)
+        cs->by_algo[ai]++;
     cs->errors += rc != MPI_SUCCESS;
     op->completed = true;
     op->err = rc;

@@ -229,8 +229,11 @@ static inline void dpc_unlock(bool lk)
  * (why set), or -1 with *err set to an already-raised error. */
 int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err);
 /* What dpc_enter found for the call in progress on this thread. */
-extern __thread MPI_Comm dpc_tl_comm;
-extern __thread dpc_comm_t *dpc_tl_state;
+/* (initial-exec: the library is loaded with the program, and these are on
+ * every call's path; the general model costs a __tls_get_addr call each) */
+#define DPC_TLS __thread __attribute__((tls_model("initial-exec")))
+extern DPC_TLS MPI_Comm dpc_tl_comm;
+extern DPC_TLS dpc_comm_t *dpc_tl_state;
 /* Size and rank of comm, without MPI calls when dpc_enter already knows it. */
 void dpc_comm_shape(MPI_Comm comm, int *size, int *rank);
 void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why);
