@@ -74,6 +74,7 @@ struct dpc_sched {
     dpc_scratch_pool_t *pool;   /* held by this schedule, or NULL */
     size_t pool_used, scratch_total;
     uint64_t start_ns;
+    bool clock_read;         /* start_ns holds the time of the first timeout check */
     unsigned ntests;         /* test() calls since start: the clock is read every 16th */
     void **exposed;          /* transport handles of this schedule's regions */
     int nexposed, cap_exposed;
@@ -692,7 +693,7 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
     }
 launch:
     s->state = S_RUNNING;
-    s->start_ns = 0;         /* read at the first timeout check (most never get there) */
+    s->clock_read = false;   /* read at the first timeout check (most never get there) */
     s->ntests = 0;
     if (s->prm.defer_local) {
         issue_transfers(s);
@@ -768,8 +769,9 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s)
      * from the first of them (16 tests in: the start, to a timeout) */
     if (s->prm.timeout_ns && (++s->ntests & 15) == 0) {
         uint64_t now = tp->ops->now_ns(tp);
-        if (!s->start_ns) {
-            s->start_ns = now ? now : 1;
+        if (!s->clock_read) {
+            s->start_ns = now;
+            s->clock_read = true;
         } else if (now - s->start_ns > s->prm.timeout_ns) {
             set_error(s, DPC_ERR_TIMEOUT, -1);
             return fail(s);
