@@ -18,6 +18,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->one_sided = true;
     cfg->device_reduce = true;
     cfg->shm = true;
+    cfg->shm_max = DPC_DEFAULT_SHM_MAX;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -67,6 +68,15 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     if ((v = getenv("DPCOLL_SHM")) && parse_bool(v, &cfg->shm)) {
         snprintf(err, errlen, "DPCOLL_SHM=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_SHM_MAX"))) {
+        unsigned long long b = strtoull(v, &end, 10);
+        if (!*v || *end || b > DPC_MAX_SHM_MAX) {
+            snprintf(err, errlen, "DPCOLL_SHM_MAX=%s: expected bytes from 0 to %u", v,
+                     DPC_MAX_SHM_MAX);
+            return DPC_ERR_ARG;
+        }
+        cfg->shm_max = (size_t)b;
     }
     if ((v = getenv("DPCOLL_DEVICE_REDUCE")) && parse_bool(v, &cfg->device_reduce)) {
         snprintf(err, errlen, "DPCOLL_DEVICE_REDUCE=%s: expected 0 or 1", v);
@@ -151,6 +161,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[15 + DPC_COLL_COUNT] = cfg->tune_file[0] != 0;   /* constants from a file */
     v[16 + DPC_COLL_COUNT] = cfg->device_reduce;
     v[17 + DPC_COLL_COUNT] = cfg->shm;
+    v[18 + DPC_COLL_COUNT] = (long long)cfg->shm_max;
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -172,6 +183,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->cost.huge_bytes = (size_t)v[14 + DPC_COLL_COUNT];
     cfg->device_reduce = v[16 + DPC_COLL_COUNT] != 0;
     cfg->shm = v[17 + DPC_COLL_COUNT] != 0;
+    cfg->shm_max = (size_t)v[18 + DPC_COLL_COUNT];
     if (!v[15 + DPC_COLL_COUNT])
         cfg->tune_file[0] = 0;
     else if (!cfg->tune_file[0])

@@ -27,6 +27,7 @@ typedef struct dpc_config {
     bool shm;                              /* DPCOLL_SHM: small messages between processes
                                               of one node through shared-memory mailboxes
                                               (default on) */
+    size_t shm_max;                        /* DPCOLL_SHM_MAX: the largest such message */
     bool device_reduce;                    /* DPCOLL_DEVICE_REDUCE: large allreduces of
                                               device buffers reduce on the GPU (default on) */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
@@ -34,6 +35,10 @@ typedef struct dpc_config {
 } dpc_config_t;
 
 #define DPC_DEFAULT_TIMEOUT_S 300.0
+/* Mailbox messages: the default largest, and the most the rings carry
+ * (DPC_SHM_MAX_MSG in ucx_glue/dpc_shm.h, which checks it). */
+#define DPC_DEFAULT_SHM_MAX 8192u
+#define DPC_MAX_SHM_MAX 8192u
 
 void dpc_config_defaults(dpc_config_t *cfg);
 /* Reads the environment; on a bad value returns DPC_ERR_ARG with a message
@@ -44,7 +49,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (18 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (19 + DPC_COLL_COUNT)
 
 /* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
  * per byte sent, per byte reduced) for calls below large_bytes,

@@ -95,6 +95,7 @@ int main(int argc, char **argv)
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_DEVICE_REDUCE                   %d\n", cfg.device_reduce);
     printf("  DPCOLL_SHM                             %d\n", cfg.shm);
+    printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
     /* without a tune file, a job on one node uses the one-node constants
      * (MPI_Init finds out where the processes are); show those too */

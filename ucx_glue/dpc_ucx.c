@@ -62,6 +62,7 @@ struct dpc_ucx {
     dpc_shm_t *shm;         /* mailboxes, when every process is on this node; else NULL */
     shm_peer_t *shm_peers;
     int shm_waiting;        /* sends waiting for room, over all peers */
+    size_t shm_max;         /* messages up to this go by mailbox */
     void *bell_req;         /* the posted doorbell receive */
     int asleep;             /* our mailbox flag is up (dpc_ucx_arm) */
 };
@@ -170,7 +171,7 @@ static dpc_status_t get_ep(dpc_ucx_t *ux, int proc, ucp_ep_h *ep_p)
  */
 static bool by_mailbox(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
 {
-    return ux->shm && mem == DPC_MEM_HOST && len <= DPC_SHM_MAX_MSG;
+    return ux->shm && mem == DPC_MEM_HOST && len <= ux->shm_max;
 }
 
 static void bell_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
@@ -748,10 +749,11 @@ static void mailbox_fini(dpc_ucx_t *ux)
     ux->shm = NULL;
 }
 
-dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm)
+dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm, size_t max_msg)
 {
-    if (ux->shm || !ux->eps || dpc_shm_nprocs(shm) != ux->nprocs)
+    if (ux->shm || !ux->eps || dpc_shm_nprocs(shm) != ux->nprocs || max_msg > DPC_SHM_MAX_MSG)
         return DPC_ERR_ARG;
+    ux->shm_max = max_msg;
     if (!(ux->shm_peers = calloc((size_t)ux->nprocs, sizeof(shm_peer_t))))
         return DPC_ERR_NOMEM;
     ux->shm = shm;

@@ -45,12 +45,13 @@ dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
  * from now on: pids[i] is process i's, every process having shown it can
  * read every other; NULL turns them off. */
 dpc_status_t dpc_ucx_set_cma(dpc_ucx_t *ux, int nprocs, const int64_t *pids);
-/* Small messages (up to DPC_SHM_MAX_MSG bytes of host memory) through
- * shared-memory mailboxes from now on (every process on this node, each
- * having attached to all others' segments): takes shm over. Context id
+/* Small messages (up to max_msg <= DPC_SHM_MAX_MSG bytes of host memory,
+ * the same on every process) through shared-memory mailboxes from now on
+ * (every process on this node, each having attached to all others'
+ * segments): takes shm over. Context id
  * 2^DPC_UCX_CTX_BITS - 1 is then reserved for doorbells. */
 struct dpc_shm;
-dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, struct dpc_shm *shm);
+dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, struct dpc_shm *shm, size_t max_msg);
 bool dpc_ucx_has_shm(const dpc_ucx_t *ux);
 /* Flushes and closes endpoints (bounded wait), destroys worker and context. */
 void dpc_ucx_destroy(dpc_ucx_t *ux);

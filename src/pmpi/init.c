@@ -100,6 +100,8 @@ static void locate_processes(void)
  * creates its segment, then maps everyone's, then removes its name (the
  * memory stays while mapped; nothing is left behind in /dev/shm). All or
  * none: a rank that fails says so and nobody uses them. */
+_Static_assert(DPC_MAX_SHM_MAX <= DPC_SHM_MAX_MSG, "DPCOLL_SHM_MAX beyond what the rings carry");
+
 static void open_mailboxes(void)
 {
     int n = dpc_g.world_size, me = dpc_g.world_rank;
@@ -117,7 +119,7 @@ static void open_mailboxes(void)
     }
     dpc_shm_unlink(shm);     /* everyone has mapped it, or given up */
     if (all) {
-        ok = dpc_ucx_set_shm(dpc_g.ux, shm) == DPC_OK;
+        ok = dpc_ucx_set_shm(dpc_g.ux, shm, dpc_g.cfg.shm_max) == DPC_OK;
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (ok)
             shm = NULL;      /* the transport's now */
