@@ -34,7 +34,16 @@ struct dpc_xfer {
 enum { SHM_NONE, SHM_POSTED, SHM_WAITING };
 
 /* A mailbox record that arrived before its receive: kept here. */
-typedef struct shm_early { struct shm_early *next; uint64_t tag; size_t len; char data[]; } shm_early_t;
+typedef struct shm_early {
+    struct shm_early *next;
+    uint64_t tag;
+    size_t len, cap;
+    char data[];
+} shm_early_t;
+/* Early records are kept in blocks of one size (the largest record), and
+ * blocks given back are reused: a sender running ahead (a bcast root) makes
+ * one per call, and fresh memory each time costs page faults. */
+#define EARLY_SPARE_MAX 64
 
 /* Per peer process: receives posted, records not yet matched, and sends
  * waiting for room in its ring (each a FIFO: the order of one peer's
@@ -42,6 +51,7 @@ typedef struct shm_early { struct shm_early *next; uint64_t tag; size_t len; cha
 typedef struct shm_peer {
     struct dpc_xfer *posted, *posted_tail;
     shm_early_t *early, *early_tail;
+    size_t early_bytes;
     struct dpc_xfer *waiting, *waiting_tail;
 } shm_peer_t;
 
@@ -63,6 +73,8 @@ struct dpc_ucx {
     shm_peer_t *shm_peers;
     int shm_waiting;        /* sends waiting for room, over all peers */
     size_t shm_max;         /* messages up to this go by mailbox */
+    shm_early_t *early_spare;   /* blocks for early records, free */
+    int nearly_spare;
     void *bell_req;         /* the posted doorbell receive */
     int asleep;             /* our mailbox flag is up (dpc_ucx_arm) */
 };
@@ -257,15 +269,45 @@ static void mailbox_deliver(dpc_ucx_t *ux, struct dpc_xfer *x, const void *data,
     push_done(ux, x, len > x->len ? DPC_ERR_TRUNCATE : DPC_OK);
 }
 
-/* Records from process proc: to the receives posted for them, in order, or
- * kept until their receive comes. */
+static shm_early_t *early_get(dpc_ucx_t *ux, size_t len)
+{
+    shm_early_t *e = ux->early_spare;
+    if (e && e->cap >= len) {
+        ux->early_spare = e->next;
+        ux->nearly_spare--;
+        return e;
+    }
+    size_t cap = len > ux->shm_max ? len : ux->shm_max;
+    if ((e = malloc(sizeof(*e) + cap)) != NULL)
+        e->cap = cap;
+    return e;
+}
+
+static void early_put(dpc_ucx_t *ux, shm_early_t *e)
+{
+    if (ux->nearly_spare >= EARLY_SPARE_MAX || e->cap < ux->shm_max) {
+        free(e);
+        return;
+    }
+    e->next = ux->early_spare;
+    ux->early_spare = e;
+    ux->nearly_spare++;
+}
+
+/* Records from process proc go to the receives posted for them, in order.
+ * A record nobody has asked for yet stays in the ring (its receive, when it
+ * comes, copies it straight out: one copy; and a sender that runs ahead
+ * fills the ring and waits, which bounds what it can heap on us), unless a
+ * receive posted for a later record needs it out of the way: then it is
+ * kept aside, up to EARLY_MAX_BYTES per peer. */
+#define EARLY_MAX_BYTES (1u << 20)
 static void mailbox_drain(dpc_ucx_t *ux, int proc)
 {
     shm_peer_t *pp = &ux->shm_peers[proc];
     uint64_t tag;
     const void *data;
     size_t len;
-    while (dpc_shm_peek(ux->shm, proc, &tag, &data, &len)) {
+    while (pp->posted && dpc_shm_peek(ux->shm, proc, &tag, &data, &len)) {
         struct dpc_xfer *x = pp->posted;
         while (x && x->tag != tag)
             x = x->next;
@@ -273,7 +315,7 @@ static void mailbox_drain(dpc_ucx_t *ux, int proc)
             xlist_remove(&pp->posted, &pp->posted_tail, x);
             mailbox_deliver(ux, x, data, len);
         } else {
-            shm_early_t *e = malloc(sizeof(*e) + len);
+            shm_early_t *e = pp->early_bytes < EARLY_MAX_BYTES ? early_get(ux, len) : NULL;
             if (!e)
                 return;        /* left in the ring: tried again at the next progress */
             e->next = NULL;
@@ -285,6 +327,7 @@ static void mailbox_drain(dpc_ucx_t *ux, int proc)
             else
                 pp->early = e;
             pp->early_tail = e;
+            pp->early_bytes += len;
         }
         dpc_shm_pop(ux->shm, proc);
     }
@@ -354,8 +397,9 @@ static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *b
             pp->early = e->next;
         if (pp->early_tail == e)
             pp->early_tail = prev;
+        pp->early_bytes -= e->len;
         mailbox_deliver(ux, x, e->data, e->len);
-        free(e);
+        early_put(ux, e);
         return DPC_OK;
     }
     x->on_list = SHM_POSTED;
@@ -500,6 +544,12 @@ static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
     if (ux->done_head)
         return;
+    /* sends waiting for room in a peer's ring: room comes with no message
+     * to wake us (the peer just reads), so give the core away, no more */
+    if (ux->shm_waiting) {
+        sched_yield();
+        return;
+    }
     /* a mailbox record waiting, or one coming while we sleep rings us */
     if (ux->shm && !dpc_shm_sleep_begin(ux->shm))
         return;
@@ -526,8 +576,8 @@ int dpc_ucx_arm(dpc_ucx_t *ux)
 {
     if (ux->done_head)
         return DPC_UCX_ARM_BUSY;
-    if (ux->efd < 0)
-        return DPC_UCX_ARM_NONE;
+    if (ux->efd < 0 || ux->shm_waiting)
+        return DPC_UCX_ARM_NONE;     /* (waiting for room: nap, see grp_idle_wait) */
     /* the flag stays up until the next progress (mailbox_progress) */
     if (ux->shm && !ux->asleep) {
         if (!dpc_shm_sleep_begin(ux->shm))
@@ -743,6 +793,11 @@ static void mailbox_fini(dpc_ucx_t *ux)
             ux->shm_peers[i].early = e->next;
             free(e);
         }
+    while (ux->early_spare) {
+        shm_early_t *e = ux->early_spare;
+        ux->early_spare = e->next;
+        free(e);
+    }
     free(ux->shm_peers);
     ux->shm_peers = NULL;
     dpc_shm_destroy(ux->shm);

@@ -62,6 +62,8 @@ mpi 3 "$misc" errors || fail=1
 echo "== the same calls repeated on the same buffers (schedules replayed), 2 and 3 ranks"
 mpi 2 "$misc" repeat || fail=1
 mpi 3 "$misc" repeat || fail=1
+echo "== a bcast root running ahead of the others: memory stays flat, 2 ranks"
+mpi 2 "$misc" flood || fail=1
 echo "== dup/collective/free cycles, 2 ranks"
 mpi 2 "$misc" cycles || fail=1
 echo "== MPI_THREAD_MULTIPLE, 2 ranks"

@@ -321,6 +321,41 @@ START_TEST(test_repeat)
 }
 END_TEST
 
+/* A root that runs ahead: 20000 bcasts of 8 KiB back to back, the root
+ * done with each as soon as its message is out. The others must not pile
+ * the messages up in memory (the mailboxes leave what nobody has asked for
+ * in the ring, so the root waits for room; before, they were copied out
+ * and kept: a heap growing by up to 160 MiB, at 14 us a call). Results
+ * checked every 1000th call. */
+START_TEST(test_flood)
+{
+    enum { N = 2048, CALLS = 20000 };
+    static int buf[N];
+    long before = 0;
+    for (int it = 0; it < CALLS; it++) {
+        if (it == 1000)
+            before = rss_kb();
+        if (t_rank == 0)
+            for (int i = 0; i < N; i += 97)
+                buf[i] = it + i;
+        MPI_Bcast(buf, N, MPI_INT, 0, MPI_COMM_WORLD);
+        if (it % 1000 == 999) {
+            t_cases++;
+            for (int i = 0; i < N; i += 97)
+                if (buf[i] != it + i) {
+                    t_fail("bcast %d: element %d is %d, want %d", it, i, buf[i], it + i);
+                    break;
+                }
+        }
+    }
+    long growth = rss_kb() - before;
+    if (growth > 8192)
+        t_fail("rank %d: resident memory grew by %ld KiB over %d bcasts with the root ahead",
+               t_rank, growth, CALLS - 1000);
+    t_agree("a root running ahead of its bcasts");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "errors";
@@ -351,6 +386,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_average);
     else if (!strcmp(mode, "repeat"))
         tcase_add_test(tc, test_repeat);
+    else if (!strcmp(mode, "flood"))
+        tcase_add_test(tc, test_flood);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
