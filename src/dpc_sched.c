@@ -579,27 +579,22 @@ static bool issue_step(dpc_sched_t *s, int id)
         break;
     }
     case STEP_DCOPY:
-        rc = s->prm.dev_ops->copy(s->prm.dev_ctx, st->dst, st->a, st->count, (int)st->off,
-                                  xfer_done, st);
+    case STEP_DREDUCE: {
+        /* the device's work: started here, done when dev_ops reports it */
+        bool copy = st->kind == STEP_DCOPY;
+        rc = copy ? s->prm.dev_ops->copy(s->prm.dev_ctx, st->dst, st->a, st->count, (int)st->off,
+                                         xfer_done, st)
+                  : s->prm.dev_ops->reduce(s->prm.dev_ctx, st->dst, st->a, st->b, st->count,
+                                           st->dt, st->op, xfer_done, st);
         if (rc == DPC_OK) {
             st->state = ST_ISSUED;
             s->inflight++;
             s->dev_inflight++;
-            s->stats.copies++;
-            s->stats.bytes_copied += st->count;
+            *(copy ? &s->stats.copies : &s->stats.dev_reduces) += 1;
+            *(copy ? &s->stats.bytes_copied : &s->stats.dev_elems_reduced) += st->count;
         }
         break;
-    case STEP_DREDUCE:
-        rc = s->prm.dev_ops->reduce(s->prm.dev_ctx, st->dst, st->a, st->b, st->count, st->dt,
-                                    st->op, xfer_done, st);
-        if (rc == DPC_OK) {
-            st->state = ST_ISSUED;
-            s->inflight++;
-            s->dev_inflight++;
-            s->stats.dev_reduces++;
-            s->stats.dev_elems_reduced += st->count;
-        }
-        break;
+    }
     default:
         rc = run_local(s, st);
         if (rc == DPC_INPROGRESS)

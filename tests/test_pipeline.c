@@ -275,6 +275,24 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
     dpc_sim_destroy(sim);
 }
 
+/* Every case run_case knows: p = 1-5; with 1 KiB chunks, counts giving no
+ * chunk, 1, several, a short last one, and more than DPC_PIPE_MAX_CHUNKS
+ * (then fewer, larger ones); in place and not; all-device and mixed.
+ * DPC_TEST_QUICK (under valgrind): p up to 3, up to 1000 elements. */
+static void sweep(uint64_t seed0)
+{
+    static const int ps[] = {1, 2, 3, 4, 5};
+    static const size_t counts[] = {0, 1, 128, 1000, 10007};
+    bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
+    unsigned np = quick ? 3 : 5, nc = quick ? 4 : 5;
+    chunk_bytes = 1024;
+    for (unsigned pi = 0; pi < np; pi++)
+        for (unsigned ci = 0; ci < nc; ci++)
+            for (int ip = 0; ip < 2; ip++)
+                for (int mixed = 0; mixed < 2; mixed++)
+                    run_case(ps[pi], counts[ci], ip, mixed, pi * 100 + ci * 10 + ip + seed0);
+}
+
 /* loop index: allreduce algorithm */
 START_TEST(test_pipeline_algos)
 {
@@ -283,20 +301,8 @@ START_TEST(test_pipeline_algos)
         if ((*al)->coll == DPC_ALLREDUCE && k++ == _i)
             chunk_algo = *al;
     ck_assert_ptr_nonnull(chunk_algo);
-    static const int ps[] = {1, 2, 3, 4, 5};
-    /* 1 KiB chunks: counts giving 1 chunk, several, a short last one, and
-     * more than DPC_PIPE_MAX_CHUNKS (then fewer, larger ones) */
-    static const size_t counts[] = {0, 1, 128, 1000, 10007};
-    /* DPC_TEST_QUICK (under valgrind): p up to 3, up to 1000 elements */
-    bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
-    unsigned np = quick ? 3 : 5, nc = quick ? 4 : 5;
-    chunk_bytes = 1024;
     unsigned long before = dev_copies;
-    for (unsigned pi = 0; pi < np; pi++)
-        for (unsigned ci = 0; ci < nc; ci++)
-            for (int ip = 0; ip < 2; ip++)
-                for (int mixed = 0; mixed < 2; mixed++)
-                    run_case(ps[pi], counts[ci], ip, mixed, (uint64_t)(pi * 100 + ci * 10 + ip + 1));
+    sweep(1);
     ck_assert_uint_gt(dev_copies, before);
 }
 END_TEST
@@ -306,19 +312,10 @@ END_TEST
  * chosen algorithm. */
 START_TEST(test_pipeline_owner)
 {
-    static const int ps[] = {1, 2, 3, 4, 5};
-    static const size_t counts[] = {0, 1, 128, 1000, 10007};
-    bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
-    unsigned np = quick ? 3 : 5, nc = quick ? 4 : 5;
     chunk_algo = dpc_algo_find(DPC_ALLREDUCE, "ring");
-    chunk_bytes = 1024;
     use_owner = true;
     unsigned long before = dev_reduces;
-    for (unsigned pi = 0; pi < np; pi++)
-        for (unsigned ci = 0; ci < nc; ci++)
-            for (int ip = 0; ip < 2; ip++)
-                for (int mixed = 0; mixed < 2; mixed++)
-                    run_case(ps[pi], counts[ci], ip, mixed, (uint64_t)(pi * 100 + ci * 10 + ip + 7));
+    sweep(7);
     use_owner = false;
     ck_assert_uint_gt(dev_reduces, before);
 }
