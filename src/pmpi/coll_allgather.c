@@ -86,14 +86,14 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
+        if ((err = dpc_stage_pair(comm, call, mode, true, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(sendtype, sendcount), &hs, &rs, recvbuf,
                                   v ? DPC_SPANV(recvtype, size, recvcounts, displs)
                                     : DPC_SPAN(recvtype, recvcount * size), &hr)))
             return err;
         err = allgather(call, in_place ? MPI_IN_PLACE : hs, sendcount, sendtype, hr, recvcount,
-                        recvcounts, displs, recvtype, comm, DPC_BLOCKING, NULL, v);
-        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+                        recvcounts, displs, recvtype, comm, mode, req, v);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, true, req);
     }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))

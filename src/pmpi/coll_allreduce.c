@@ -70,13 +70,18 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if ((dev_in || dev_out) && !piped) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
+        /* an op of ours runs on our engine (any mode); else the MPI library's */
+        int ck = dpc_check_op(comm, call, op, &ti, &dop, &why);
+        if (ck > 0)
+            return ck;
+        bool ours = ck == 0;
+        if ((err = dpc_stage_pair(comm, call, mode, ours, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(datatype, count), &hs, &rs, recvbuf,
                                   DPC_SPAN(datatype, count), &hr)))
             return err;
         err = allreduce(call, in_place ? MPI_IN_PLACE : hs, hr, count, datatype, op, comm,
-                        DPC_BLOCKING, NULL);
-        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+                        dpc_stage_mode(mode, ours), ours ? req : NULL);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, ours, req);
     }
     if (!piped)      /* (a piped call has checked it above) */
         err = dpc_check_op(comm, call, op, &ti, &dop, &why);

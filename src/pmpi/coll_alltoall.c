@@ -93,15 +93,15 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
+        if ((err = dpc_stage_pair(comm, call, mode, true, &ss, in_place ? NULL : sendbuf,
                                   v ? DPC_SPANV(sendtype, size, sendcounts, sdispls)
                                     : DPC_SPAN(sendtype, sendcount * size), &hs, &rs, recvbuf,
                                   v ? DPC_SPANV(recvtype, size, recvcounts, rdispls)
                                     : DPC_SPAN(recvtype, recvcount * size), &hr)))
             return err;
         err = alltoall(call, in_place ? MPI_IN_PLACE : hs, sendcount, sendcounts, sdispls, sendtype,
-                       hr, recvcount, recvcounts, rdispls, recvtype, comm, DPC_BLOCKING, NULL, v);
-        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+                       hr, recvcount, recvcounts, rdispls, recvtype, comm, mode, req, v);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, true, req);
     }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))

@@ -35,11 +35,11 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     if (DPC_ON_DEVICE(buffer, NULL)) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, mode, &ss, NULL, DPC_SPAN(datatype, 0), &hs, &rs, buffer,
-                                  DPC_SPAN(datatype, count), &hr)))
+        if ((err = dpc_stage_pair(comm, call, mode, true, &ss, NULL, DPC_SPAN(datatype, 0), &hs,
+                                  &rs, buffer, DPC_SPAN(datatype, count), &hr)))
             return err;
-        err = bcast(call, hr, count, datatype, root, comm, DPC_BLOCKING, NULL);
-        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+        err = bcast(call, hr, count, datatype, root, comm, mode, req);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, true, req);
     }
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))

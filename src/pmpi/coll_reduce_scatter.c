@@ -92,13 +92,18 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        if ((err = dpc_stage_pair(comm, call, mode, &ss, in_place ? NULL : sendbuf,
+        /* an op of ours runs on our engine (any mode); else the MPI library's */
+        int ck = dpc_check_op(comm, call, op, &ti, &dop, &why);
+        if (ck > 0)
+            return ck;
+        bool ours = ck == 0;
+        if ((err = dpc_stage_pair(comm, call, mode, ours, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(datatype, (int)total), &hs, &rs, recvbuf,
                                   DPC_SPAN(datatype, (int)(in_place ? total : mine)), &hr)))
             return err;
         err = reduce_scatter(call, in_place ? MPI_IN_PLACE : hs, hr, recvcount, recvcounts,
-                             datatype, op, comm, DPC_BLOCKING, NULL);
-        return dpc_stage_done(comm, call, &ss, &rs, err, mode, req);
+                             datatype, op, comm, dpc_stage_mode(mode, ours), ours ? req : NULL);
+        return dpc_stage_done(comm, call, &ss, &rs, err, mode, ours, req);
     }
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err < 0) {

@@ -218,16 +218,19 @@ void dpc_stage_free(dpc_stage_t *st)
     st->host = NULL;
 }
 
-int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t *ss,
+/* The copies a staged call hands to its job (dpc_stage_pair with ours):
+ * one call at a time per thread, claimed by dpc_run in the same thread. */
+static DPC_TLS bool hand_pending;
+static __thread dpc_stage_t hand_send, hand_recv;
+
+int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, dpc_stage_t *ss,
                    const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
                    dpc_span_t rd, void **hr)
 {
-    /* a persistent request would need staging at every MPI_Start (large
-     * allreduces get it: pipeline.c) */
-    if (mode == DPC_PERSISTENT)
-        return dpc_raise(comm, MPI_ERR_BUFFER, "%s: persistent collectives on device buffers "
-                         "are supported for allreduces of 2 MiB and more only (use the "
-                         "blocking or nonblocking form)", call);
+    /* the MPI library's own persistent call could not copy at each start */
+    if (mode == DPC_PERSISTENT && !ours)
+        return dpc_raise(comm, MPI_ERR_BUFFER, "%s: a persistent collective on device buffers "
+                         "that goes to the MPI library (here: its op) is not supported", call);
     memset(ss, 0, sizeof(*ss));
     memset(rs, 0, sizeof(*rs));
     *hs = (void *)sbuf;
@@ -244,12 +247,25 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t
         dpc_stage_free(rs);
         return dpc_raise(comm, err, "%s: cannot stage a device buffer through host memory", call);
     }
+    if (ours) {
+        hand_send = *ss;
+        hand_recv = *rs;
+        hand_pending = true;
+    }
     return MPI_SUCCESS;
 }
 
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
-                   dpc_mode_t mode, MPI_Request *req)
+                   dpc_mode_t mode, bool ours, MPI_Request *req)
 {
+    if (ours) {
+        if (!hand_pending)
+            return err;          /* the job has them, and copies back at its end */
+        hand_pending = false;    /* the call failed before it had a job */
+        dpc_stage_free(ss);
+        dpc_stage_free(rs);
+        return err;
+    }
     if (!err && rs->host && (err = dpc_stage_out(rs)))
         err = dpc_raise(comm, err, "%s: cannot copy the result back to the device", call);
     dpc_stage_free(ss);
@@ -257,6 +273,61 @@ int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t
     if (err || mode == DPC_BLOCKING)
         return err;
     return dpc_done_request(req);   /* ran to the end already */
+}
+
+void dpc_stage_claim(dpc_job_t *j, dpc_mode_t mode)
+{
+    if (!hand_pending)
+        return;
+    hand_pending = false;
+    j->dev_send = hand_send;
+    j->dev_recv = hand_recv;
+    j->dev_staged = true;
+    /* just copied in by dpc_stage_pair; a persistent call's data are read
+     * at each MPI_Start, the first one included */
+    j->dev_fresh = mode != DPC_PERSISTENT;
+}
+
+static int copy_in(dpc_stage_t *st)
+{
+    size_t len = (size_t)(st->hi - st->lo);
+    int rc;
+    if (st->host && len && ((rc = dpc_cuda->copy_async(st->host, (char *)st->dev + st->lo, len,
+                                                       stream)) ||
+                            (rc = dpc_cuda->stream_sync(stream)))) {
+        dpc_log(DPC_LOG_ERROR, "device to host copy: %s", dpc_cuda->error_string(rc));
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+int dpc_job_stage_in(dpc_job_t *j, MPI_Comm comm)
+{
+    if (j->dev_fresh) {
+        j->dev_fresh = false;
+        return MPI_SUCCESS;
+    }
+    int err = copy_in(&j->dev_send);
+    if (!err)
+        err = copy_in(&j->dev_recv);
+    return err ? dpc_raise(comm, err, "%s: cannot copy a device buffer to the host", j->call)
+               : MPI_SUCCESS;
+}
+
+int dpc_job_stage_out(dpc_job_t *j, MPI_Comm comm)
+{
+    int err = j->dev_recv.host ? dpc_stage_out(&j->dev_recv) : MPI_SUCCESS;
+    return err ? dpc_raise(comm, err, "%s: cannot copy the result back to the device", j->call)
+               : MPI_SUCCESS;
+}
+
+void dpc_job_stage_free(dpc_job_t *j)
+{
+    if (j->dev_staged) {
+        dpc_stage_free(&j->dev_send);
+        dpc_stage_free(&j->dev_recv);
+        j->dev_staged = false;
+    }
 }
 
 /*

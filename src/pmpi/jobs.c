@@ -80,6 +80,7 @@ static void reduce_release(dpc_job_t *b)
 {
     dpc_reduce_job_t *j = (dpc_reduce_job_t *)b;
     dpc_pipe_release(&b->pipe);
+    dpc_job_stage_free(b);
     free(j->tin);
     free(j->tout);
     free(j->counts);
@@ -146,6 +147,7 @@ static void move_release(dpc_job_t *b)
 {
     dpc_move_job_t *j = (dpc_move_job_t *)b;
     move_unstage(j);
+    dpc_job_stage_free(b);
     dpc_drop_type(&j->sendtype, &j->st_ours);
     dpc_drop_type(&j->recvtype, &j->rt_ours);
 }

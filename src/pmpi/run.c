@@ -285,6 +285,8 @@ int dpc_op_start(dpc_req_t *op)
     dpc_comm_t *c = op->c;
     dpc_coll_args_t *a = &j->a;
     int err;
+    if (j->dev_staged && (err = dpc_job_stage_in(j, op->comm)))
+        return err;
     if (j->prepare && (err = j->prepare(j, op->comm)))
         return err;
     a->rank = c->rank;
@@ -387,8 +389,11 @@ int dpc_op_complete(dpc_req_t *op)
                        dpc_coll_name(j->a.coll), op->al ? op->al->name : "?",
                        len ? name : "(unnamed)", c->size, c->rank,
                        why[0] ? why : dpc_status_str(op->st), after);
-    } else if (j->finish) {
-        rc = j->finish(j, op->comm);
+    } else {
+        if (j->finish)
+            rc = j->finish(j, op->comm);
+        if (rc == MPI_SUCCESS && j->dev_staged)
+            rc = dpc_job_stage_out(j, op->comm);
     }
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_lock(lk);
@@ -437,6 +442,8 @@ int dpc_op_complete(dpc_req_t *op)
 
 int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Request *req)
 {
+    if (dpc_cuda)
+        dpc_stage_claim(j, mode);
     if (__builtin_expect(__atomic_load_n(&dpc_g.nb_orphans, __ATOMIC_RELAXED) > 0, 0))
         dpc_nbc_reap(false);
     if (mode != DPC_BLOCKING) {

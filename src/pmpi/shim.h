@@ -129,9 +129,20 @@ int dpc_raise(MPI_Comm comm, int errclass, const char *fmt, ...) __attribute__((
  * division), release when the call is over for good (free staging; not the
  * job itself). Each may be NULL. All run in a thread that called MPI. */
 typedef struct dpc_job dpc_job_t;
+/* A device buffer's host copy (cuda.c): pinned, [dev+lo, dev+hi). */
+typedef struct dpc_stage {
+    void *dev;
+    char *host;
+    MPI_Aint lo, hi;
+} dpc_stage_t;
 struct dpc_job {
     dpc_coll_args_t a;
     dpc_pipe_t pipe;
+    /* device buffers staged whole (cuda.c): the send side copied to the
+     * host at every start (but the first of a call that just copied it),
+     * the receive side back to the device after every successful end */
+    dpc_stage_t dev_send, dev_recv;
+    bool dev_staged, dev_fresh;
     const char *call;
     unsigned long long bytes;           /* for DPCOLL_STATS */
     int (*prepare)(dpc_job_t *j, MPI_Comm comm);

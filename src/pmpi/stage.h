@@ -9,11 +9,6 @@ extern const struct dpc_cuda_plugin *dpc_cuda;   /* NULL: host buffers only */
 void dpc_cuda_load(void);
 bool dpc_cuda_is_device(const void *p);
 
-typedef struct dpc_stage {
-    void *dev;
-    char *host;          /* pinned copy of [dev+lo, dev+hi) */
-    MPI_Aint lo, hi;
-} dpc_stage_t;
 
 /* A host copy of the part of dev that n blocks (counts/displs, or count
  * elements) of dt cover; *host is to be used in place of dev (same
@@ -37,15 +32,32 @@ typedef struct dpc_span {
 #define DPC_SPANV(dt, n, counts, displs) ((dpc_span_t){(dt), (n), (counts), 0, (displs)})
 
 /* A call with a device buffer among its two: host copies of those on the
- * device (*hs, *hr; the others unchanged). The call then runs blocking on
- * them, and dpc_stage_done copies the receive side back, frees, and for a
- * nonblocking call hands back a completed request. Persistent calls on
- * device buffers are refused here (MPI_ERR_BUFFER). */
-int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, dpc_stage_t *ss,
+ * device (*hs, *hr; the others unchanged), filled from the device. Then
+ * the call runs on them: with `ours` (it will reach libdpcoll's engine:
+ * dpc_run) in its own mode, the job taking the copies over (dpc_stage_hand
+ * was called: at every start the send side is copied in again, after every
+ * end the receive side goes back, and the job frees them); otherwise
+ * (the MPI library's own call) blocking, and dpc_stage_done copies back,
+ * frees, and for a nonblocking call hands back a completed request; a
+ * persistent call is then refused (MPI_ERR_BUFFER). */
+int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, dpc_stage_t *ss,
                    const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
                    dpc_span_t rd, void **hr);
+/* The mode to run the staged call in (see dpc_stage_pair). */
+static inline dpc_mode_t dpc_stage_mode(dpc_mode_t mode, bool ours)
+{
+    return ours ? mode : DPC_BLOCKING;
+}
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
-                   dpc_mode_t mode, MPI_Request *req);
+                   dpc_mode_t mode, bool ours, MPI_Request *req);
+/* For dpc_run: the copies dpc_stage_pair handed over, if any, become the
+ * job's. */
+void dpc_stage_claim(dpc_job_t *j, dpc_mode_t mode);
+/* For the engine: before a start, after a successful end, at release. */
+int dpc_job_stage_in(dpc_job_t *j, MPI_Comm comm);
+int dpc_job_stage_out(dpc_job_t *j, MPI_Comm comm);
+void dpc_job_stage_free(dpc_job_t *j);
+
 /* Pipelines of chunks (pipeline.c). */
 #define DPC_PIPE_CHUNK_BYTES (1u << 20)
 bool dpc_pipeline_wanted(size_t bytes);

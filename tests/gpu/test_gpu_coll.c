@@ -213,6 +213,40 @@ static void run(int mode, long n)
     check("alltoallv", mode, n, hout, ref, bp);
     free(cnt);
     free(dis);
+    /* persistent forms of the others: each start reads the device buffers
+     * anew, each end writes the result back (two starts, new data) */
+    MPI_Request pr[4];
+    MPI_Bcast_init(dout, (int)n, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &pr[0]);
+    MPI_Allgather_init(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                       &pr[1]);
+    MPI_Alltoall_init(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                      &pr[2]);
+    MPI_Reduce_scatter_block_init(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &pr[3]);
+    static const char *const pname[4] = {"persistent bcast", "persistent allgather",
+                                         "persistent alltoall", "persistent reduce_scatter_block"};
+    for (int round = 0; round < 2; round++)
+        for (int k = 0; k < 4; k++) {
+            fill(hin, n * size, 20 + round * 4 + k);
+            put(mode, k == 0 ? dout : din, hin, k == 1 ? b : bp);
+            MPI_Start(&pr[k]);
+            MPI_Wait(&pr[k], MPI_STATUS_IGNORE);
+            size_t got = k == 0 || k == 3 ? b : bp;
+            get(mode, hout, dout, got);
+            if (k == 0) {
+                memcpy(ref, hin, b);
+                PMPI_Bcast(ref, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
+            } else if (k == 1) {
+                PMPI_Allgather(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+            } else if (k == 2) {
+                PMPI_Alltoall(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+            } else {
+                PMPI_Reduce_scatter_block(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            }
+            check(pname[k], mode, n, hout, ref, got);
+        }
+    for (int k = 0; k < 4; k++)
+        MPI_Request_free(&pr[k]);
     buf_free(mode, din);
     buf_free(mode, dout);
     free(hin);
