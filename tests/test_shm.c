@@ -199,6 +199,14 @@ START_TEST(test_wrong_job)
     dpc_shm_destroy(a);
     ck_assert_int_eq(dpc_shm_create(prefix, DPC_SHM_MAX_PROCS + 1, 0, &a, err, sizeof(err)),
                      DPC_ERR_ARG);
+    /* a name that exists is another job's: refused, and left alone */
+    ck_assert_int_eq(dpc_shm_create(prefix, 1, 0, &a, err, sizeof(err)), DPC_OK);
+    ck_assert_int_eq(dpc_shm_create(prefix, 1, 0, &b, err, sizeof(err)), DPC_ERR_TRANSPORT);
+    ck_assert_int_eq(dpc_shm_attach(a, err, sizeof(err)), DPC_OK);
+    char nm[128];
+    snprintf(nm, sizeof(nm), "/dev/shm%s.0", prefix);
+    ck_assert_int_eq(access(nm, F_OK), 0);
+    dpc_shm_destroy(a);
 }
 END_TEST
 

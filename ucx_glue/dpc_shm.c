@@ -96,13 +96,8 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
     snprintf(s->name, sizeof(s->name), "%s", prefix);
     char nm[160];
     seg_name(s, me, nm, sizeof(nm));
+    /* (a name that exists is another's: never taken over) */
     int fd = shm_open(nm, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0 && errno == EEXIST) {
-        /* left over from a job that died before removing it (same name:
-         * same launcher pid, reused): ours now */
-        shm_unlink(nm);
-        fd = shm_open(nm, O_RDWR | O_CREAT | O_EXCL, 0600);
-    }
     if (fd < 0 || ftruncate(fd, (off_t)s->seg_bytes) != 0) {
         snprintf(err, errlen, "shared-memory mailbox %s: %s", nm, strerror(errno));
         if (fd >= 0) {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 dpc_shim_t dpc_g;
@@ -106,11 +107,16 @@ static void open_mailboxes(void)
 {
     int n = dpc_g.world_size, me = dpc_g.world_rank;
     int ok, all = 0;
-    long long job = (long long)getpid();
-    char prefix[64], err[256] = "";
+    /* names unique to this job: rank 0's pid and a nonce (another job, in
+     * another pid namespace sharing /dev/shm, may have the same pid) */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long job[2] = {(unsigned long long)getpid(),
+                                 (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 30)};
+    char prefix[80], err[256] = "";
     dpc_shm_t *shm = NULL;
-    PMPI_Bcast(&job, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    snprintf(prefix, sizeof(prefix), "/dpcoll.%lld", job);
+    PMPI_Bcast(job, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    snprintf(prefix, sizeof(prefix), "/dpcoll.%llu.%llx", job[0], job[1]);
     ok = dpc_shm_create(prefix, n, me, &shm, err, sizeof(err)) == DPC_OK;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all) {
