@@ -104,6 +104,8 @@ check "... and by UCX with DPCOLL_SHM=0" \
     sh -c 'echo "$1" | grep -q "small messages: UCX"' _ "$out"
 echo "== test_mpi_coll with small messages by UCX (DPCOLL_SHM=0), 2 ranks"
 DPCOLL_SHM=0 mpi 2 "$coll" || fail=1
+echo "== ... and with only messages up to 256 bytes by mailbox (DPCOLL_SHM_MAX=256), 3 ranks"
+DPCOLL_SHM_MAX=256 mpi 3 "$coll" || fail=1
 check "no mailbox segment is left in /dev/shm" \
     sh -c '! ls /dev/shm 2>/dev/null | grep -q "^dpcoll\."'
 out=$(DPCOLL_ALLREDUCE_ALGORITHM=direct DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
