@@ -19,9 +19,37 @@ size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes)
     if (n == 0 || es == 0)
         return 0;
     size_t ce = chunk_elems(n, es, chunk_bytes);
-    for (size_t e0 = 0; e0 < n; e0 += ce)
-        total += dpc_owner_slot_bytes(n - e0 < ce ? n - e0 : ce, es, a->size);
+    for (size_t e0 = 0; e0 < n; e0 += ce) {
+        size_t cnt = n - e0 < ce ? n - e0 : ce;
+        /* allreduce: p-1 contributions to the own block of the chunk;
+         * reduce-scatter: p-1 slices of the own block */
+        total += a->coll == DPC_ALLREDUCE ? dpc_owner_slot_bytes(cnt, es, a->size)
+                                          : (size_t)(a->size > 1 ? a->size - 1 : 0) * cnt * es;
+    }
     return total;
+}
+
+dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
+                                   size_t chunk_bytes, dpc_sched_t *s)
+{
+    size_t es = dpc_dtype_size(a->dtype), n = a->count;
+    if (n == 0 || es == 0)
+        return DPC_OK;
+    size_t ce = chunk_elems(n, es, chunk_bytes);
+    uint32_t span = (DPC_STEP_TAG_MAX + 1) / DPC_PIPE_MAX_CHUNKS;
+    bool dev = pp->dev_reduce && a->size > 1;
+    dpc_rs_dev_t d = {.in = pp->dev_in, .out = pp->dev_out, .stage = pp->host_in,
+                      .slots = pp->slots};
+    for (size_t k = 0, e0 = 0; e0 < n; k++, e0 += ce) {
+        size_t cnt = n - e0 < ce ? n - e0 : ce;
+        dpc_sched_sub_begin(s, DPC_STEP_NONE, (uint32_t)k * span, span);
+        dpc_status_t st = dpc_reduce_scatter_owner_chunk(a, e0, cnt, s, dev ? &d : NULL);
+        dpc_sched_sub_end(s);
+        if (st != DPC_OK)
+            return st;
+        d.slots += (size_t)(a->size - 1) * cnt * es;
+    }
+    return DPC_OK;
 }
 
 /* One chunk, owner algorithm, this rank reducing on its device: the

@@ -150,6 +150,30 @@ size_t dpc_owner_slot_bytes(size_t count, size_t es, int p);
 /* The same as an algorithm (host reductions), for the pipeline and tests. */
 extern const dpc_algo_t dpc_algo_allreduce_owner;
 
+/*
+ * Reduce-scatter (equal blocks, a->count each) by owners, elements
+ * [e0, e0+n) of every block (coll/reduce_scatter_owner.c): one chunk of the
+ * device pipeline. With dev, this rank's input and output are on the
+ * device (not in place): slices for the peers are staged to pinned memory,
+ * the peers' slices arrive in pinned slots ((p-1) n elements), and the
+ * device reduces into the output. Without dev, host buffers (a's).
+ */
+typedef struct dpc_rs_dev {
+    const char *in;      /* the input on the device (p blocks) */
+    char *out;           /* the output on the device (one block) */
+    char *stage;         /* pinned, the input's size and offsets */
+    char *slots;         /* pinned, this chunk's */
+} dpc_rs_dev_t;
+dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0, size_t n,
+                                            dpc_sched_t *s, const dpc_rs_dev_t *dev);
+extern const dpc_algo_t dpc_algo_reduce_scatter_block_owner;   /* all of it, on the host */
+/* Reduce-scatter (equal blocks) as a pipeline of such chunks, every rank
+ * alike; pp as for the allreduce (dev_reduce: this rank's input and output
+ * on the device, not in place; host_in its pinned copy; slots
+ * dpc_pipeline_slot_bytes). */
+dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
+                                   size_t chunk_bytes, dpc_sched_t *s);
+
 /* Default pipeline segment in bytes, and the effective one for a call. */
 #define DPC_DEFAULT_SEG_BYTES (256u * 1024u)
 static inline size_t dpc_seg_bytes(const dpc_coll_args_t *a)

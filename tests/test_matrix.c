@@ -23,7 +23,8 @@ static int nps = sizeof(full_ps) / sizeof(int);
 static int nalgos, nregistered;
 static bool quick;
 
-static const dpc_algo_t *const unlisted[] = {&dpc_algo_allreduce_owner};
+static const dpc_algo_t *const unlisted[] = {&dpc_algo_allreduce_owner,
+                                             &dpc_algo_reduce_scatter_block_owner};
 
 static const dpc_algo_t *algo_at(int i)
 {

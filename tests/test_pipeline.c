@@ -321,6 +321,115 @@ START_TEST(test_pipeline_owner)
 }
 END_TEST
 
+/* Reduce-scatter (equal blocks) as a pipeline of owner chunks: device
+ * ranks (input and output in the arena, staging and slots "pinned")
+ * reduce their slices on the device, host ranks on the host; exact sums,
+ * and every element of a device rank's block reduced p-1 times on the
+ * device. */
+static dpc_status_t build_rs_pipe(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    return dpc_pipeline_rs_build(a, &pipes[a->rank], chunk_bytes, s);
+}
+
+static const dpc_algo_t rs_pipe_algo = {.name = "rs pipeline", .coll = DPC_REDUCE_SCATTER_BLOCK,
+                                        .build = build_rs_pipe};
+
+static void run_rs_case(int p, size_t count, int mixed, uint64_t seed)
+{
+    dpc_sim_t *sim = dpc_sim_create(p, &(dpc_sim_opts_t){.reorder_seed = seed});
+    devq_t *dq = calloc((size_t)p, sizeof(devq_t));
+    void *ctx[8];
+    dpc_coll_args_t args[8];
+    int64_t *hin[8], *hout[8], *din[8], *dout[8], *stage[8];
+    char *slots[8];
+    size_t b = count * sizeof(int64_t), bin = b * (size_t)p;
+    unsigned long before = dev_elems_reduced, want = 0;
+    open_arena(0);
+    arena_used = 0;
+    npinned = 0;
+    for (int r = 0; r < p; r++) {
+        dq[r].sim = sim;
+        ctx[r] = &dq[r];
+        bool dev = (mixed ? r % 2 == 0 : true) && p > 1;
+        hin[r] = malloc(bin + 8);
+        hout[r] = calloc(1, b + 8);
+        for (size_t i = 0; i < count * (size_t)p; i++)
+            hin[r][i] = (int64_t)(i % 1013) * (r + 2) - r;
+        args[r] = (dpc_coll_args_t){.coll = DPC_REDUCE_SCATTER_BLOCK, .rank = r, .size = p,
+                                    .count = count, .dtype = DPC_INT64, .op = DPC_OP_SUM,
+                                    .sbuf = hin[r], .rbuf = hout[r]};
+        memset(&pipes[r], 0, sizeof(pipes[r]));
+        pipes[r].on = pipes[r].owner = true;
+        din[r] = dout[r] = stage[r] = NULL;
+        slots[r] = NULL;
+        if (dev) {
+            din[r] = dev_alloc(bin + 8);
+            dout[r] = dev_alloc(b + 8);
+            dev_put(din[r], hin[r], bin);
+            stage[r] = malloc(bin + 8);
+            size_t sb = dpc_pipeline_slot_bytes(&args[r], chunk_bytes);
+            slots[r] = malloc(sb + 1);
+            pipes[r] = (dpc_pipe_t){.on = true, .owner = true, .dev_reduce = true,
+                                    .dev_in = (const char *)din[r], .dev_out = (char *)dout[r],
+                                    .host_in = (char *)stage[r], .slots = slots[r]};
+            pinned[npinned].p = (char *)stage[r], pinned[npinned++].n = bin + 8;
+            pinned[npinned].p = slots[r], pinned[npinned++].n = sb;
+            args[r].sbuf = din[r];
+            args[r].rbuf = dout[r];
+            want += (unsigned long)(p - 1) * count;
+        }
+    }
+    dpc_sim_set_device(sim, &qops, ctx);
+    dpc_status_t st[8];
+    char *em[8];
+    ck_assert_int_eq(dpc_sim_run(sim, &rs_pipe_algo, args, 60ull * 1000000000ull, st, em, NULL,
+                                 NULL), DPC_OK);
+    for (int r = 0; r < p; r++)
+        ck_assert_msg(st[r] == DPC_OK, "rs pipeline p=%d count=%zu rank %d: %s", p, count, r,
+                      em[r] ? em[r] : "?");
+    dpc_sim_free_msgs(em, p);
+    for (int r = 0; r < p; r++) {
+        if (dout[r]) {
+            open_arena(1);
+            memcpy(hout[r], dout[r], b);
+            open_arena(0);
+        }
+        for (size_t i = 0; i < count; i++) {
+            /* element r*count+i of every rank's input: sum over q of
+             * ((r*count+i) % 1013)(q+2) - q */
+            int64_t e = (int64_t)(((size_t)r * count + i) % 1013);
+            int64_t want_v = e * ((int64_t)p * (p + 3) / 2) - (int64_t)p * (p - 1) / 2;
+            ck_assert_msg(hout[r][i] == want_v, "rs pipeline p=%d count=%zu%s rank %d [%zu]: "
+                          "%lld, want %lld", p, count, mixed ? " mixed" : "", r, i,
+                          (long long)hout[r][i], (long long)want_v);
+        }
+    }
+    ck_assert_uint_eq(dev_elems_reduced - before, want);
+    ck_assert_int_eq(dpc_sim_pending(sim), 0);
+    for (int r = 0; r < p; r++) {
+        ck_assert_int_eq(dq[r].n, 0);
+        free(hin[r]);
+        free(hout[r]);
+        free(stage[r]);
+        free(slots[r]);
+    }
+    free(dq);
+    dpc_sim_destroy(sim);
+}
+
+START_TEST(test_pipeline_reduce_scatter)
+{
+    static const int ps[] = {1, 2, 3, 4, 5};
+    static const size_t counts[] = {0, 1, 128, 1000, 5003};
+    bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
+    chunk_bytes = 1024;
+    for (unsigned pi = 0; pi < (quick ? 3u : 5u); pi++)
+        for (unsigned ci = 0; ci < (quick ? 4u : 5u); ci++)
+            for (int mixed = 0; mixed < 2; mixed++)
+                run_rs_case(ps[pi], counts[ci], mixed, pi * 100 + ci * 10 + (uint64_t)mixed + 3);
+}
+END_TEST
+
 /* The chunks' copies overlap: with several chunks, a later chunk's copy to
  * the host starts before an earlier chunk's result has gone back. */
 START_TEST(test_pipeline_overlaps)
@@ -374,6 +483,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_pipeline_algos, 0, nar);
     tcase_add_test(tc, test_pipeline_owner);
+    tcase_add_test(tc, test_pipeline_reduce_scatter);
     tcase_add_test(tc, test_pipeline_overlaps);
     suite_add_tcase(su, tc);
     return check_run(su);

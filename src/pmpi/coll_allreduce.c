@@ -109,7 +109,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
         pp->dev_out = dev_out ? (char *)recvbuf + ti.true_lb : NULL;
         pp->dev_reduce = pp->owner && dev_out && (in_place || dev_in) &&
                          dpc_cuda_can_reduce(ti.basic, dop);
-        if (dpc_pipe_alloc(pp, bytes, pp->dev_reduce ? dpc_pipeline_slot_bytes(
+        if (dpc_pipe_alloc(pp, bytes, bytes, pp->dev_reduce ? dpc_pipeline_slot_bytes(
                                           &j->base.a, DPC_PIPE_CHUNK_BYTES) : 0)) {
             dpc_job_discard(&j->base, j != &local);
             return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: cannot allocate pinned host memory "

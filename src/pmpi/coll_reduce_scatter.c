@@ -89,7 +89,23 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (total > INT32_MAX && !ti.contig)
         return dpc_raise(comm, MPI_ERR_COUNT, "%s: more than 2^31 elements of a non-contiguous "
                          "datatype", call);
-    if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
+    /* Large equal-block calls run as a pipeline of owner chunks on every
+     * rank alike when some rank has the CUDA plugin (pipeline.c); a rank
+     * whose input and output are contiguous device buffers reduces its
+     * block on its GPU there, with nothing copied back; other device
+     * buffers are staged whole first. */
+    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    bool rs_pipe = coll == DPC_REDUCE_SCATTER_BLOCK && dpc_pipeline_owner(size) &&
+                   dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
+    bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
+    bool rs_dev = false;
+    if (rs_pipe && dev_in && dev_out && ti.contig && !avg) {
+        err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+        if (err > 0)
+            return err;
+        rs_dev = err == 0 && dpc_cuda_can_reduce(ti.basic, dop);
+    }
+    if ((dev_in || dev_out) && !rs_dev) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
         /* an op of ours runs on our engine (any mode); else the MPI library's */
@@ -129,14 +145,27 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     j->base.bytes = (unsigned long long)total * (unsigned long long)ti.size;
     j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .count = j->counts[0],
                                   .counts = recvcounts ? j->counts : NULL, .dtype = ti.basic,
-                                  .op = dop};
+                                  .op = dop, .size = size};
+    dpc_pipe_t *pp = &j->base.pipe;
+    pp->on = pp->owner = rs_pipe;
+    if (rs_dev) {
+        size_t tb = (size_t)total * (size_t)ti.size;
+        pp->dev_in = (const char *)sendbuf + ti.true_lb;
+        pp->dev_out = (char *)recvbuf + ti.true_lb;
+        pp->dev_reduce = true;
+        if (dpc_pipe_alloc(pp, tb, 0, dpc_pipeline_slot_bytes(&j->base.a, DPC_PIPE_CHUNK_BYTES))) {
+            dpc_job_discard(&j->base, j != &local);
+            return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: cannot allocate pinned host memory "
+                             "(%zu bytes) to stage the device buffers", call, tb);
+        }
+    }
     j->sendbuf = sendbuf;
     j->recvbuf = recvbuf;
     j->total = total;
     j->mine = mine;
     j->ti = ti;
     j->in_place = in_place;
-    j->avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    j->avg = avg;
     j->size = size;
     if ((err = dpc_keep_type(datatype, &ti, mode, &j->dt, &j->dt_ours))) {
         dpc_job_discard(&j->base, j != &local);

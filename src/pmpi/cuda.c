@@ -485,11 +485,11 @@ void dpc_pipe_release(dpc_pipe_t *pp)
     pp->host_in = pp->host_out = pp->slots = NULL;
 }
 
-int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes, size_t slot_bytes)
+int dpc_pipe_alloc(dpc_pipe_t *pp, size_t in_bytes, size_t out_bytes, size_t slot_bytes)
 {
     char **dst[3] = {&pp->host_in, &pp->host_out, &pp->slots};
-    bool want[3] = {pp->dev_in != NULL, pp->dev_out != NULL, pp->dev_reduce};
-    size_t len[3] = {bytes, bytes, slot_bytes};
+    bool want[3] = {pp->dev_in && in_bytes, pp->dev_out && out_bytes, pp->dev_reduce};
+    size_t len[3] = {in_bytes, out_bytes, slot_bytes};
     pp->host_in = pp->host_out = pp->slots = NULL;
     for (int i = 0; i < 3; i++) {
         void *p = NULL;

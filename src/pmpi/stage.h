@@ -64,9 +64,10 @@ bool dpc_pipeline_wanted(size_t bytes);
 dpc_status_t dpc_pipeline_run_build(dpc_comm_t *c, const char *call, const dpc_coll_args_t *a,
                                     const dpc_pipe_t *pp, dpc_sched_t *s,
                                     const dpc_algo_t **first);
-/* Pinned staging for a job's device buffers, and with pp->dev_reduce the
- * slots for the peers' contributions (nonzero: out of memory). */
-int dpc_pipe_alloc(dpc_pipe_t *pp, size_t bytes, size_t slot_bytes);
+/* Pinned staging for a job's device buffers (an input of in_bytes, an
+ * output of out_bytes; 0: none), and with pp->dev_reduce the slots for the
+ * peers' contributions (nonzero: out of memory). */
+int dpc_pipe_alloc(dpc_pipe_t *pp, size_t in_bytes, size_t out_bytes, size_t slot_bytes);
 /* The plugin has a device kernel for this pair. */
 bool dpc_cuda_can_reduce(dpc_dtype_t dt, dpc_op_t op);
 /* Chunks run the owner algorithm on every rank, device ranks reducing on

@@ -148,7 +148,26 @@ static void run(int mode, long n)
     /* reduce_scatter_block */
     fill(hin, n * size, 2);
     put(mode, din, hin, bp);
+#ifdef FAKE_DEVICE
+    rbefore = fake_dev_reduces();
+    before = fake_dev_copies();
+#endif
     MPI_Reduce_scatter_block(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+#ifdef FAKE_DEVICE
+    /* 2 MiB and more in all: chunks of 1 MiB of each block, each rank's
+     * slices reduced on its device (p-1 kernels a chunk), nothing copied
+     * back (only the p-1 slices for the peers go to the host) */
+    if (on_device(mode) && bp >= (2u << 20) && size > 1) {
+        unsigned long chunks = (b + (1u << 20) - 1) >> 20;
+        unsigned long want_rs = dev_red ? chunks * (unsigned long)(size - 1) : 0;
+        unsigned long rs_red = fake_dev_reduces() - rbefore, cp = fake_dev_copies() - before;
+        if (rs_red != want_rs || (dev_red && cp != want_rs)) {
+            failures++;
+            printf("FAILED: rank %d: reduce_scatter_block of %zu bytes made %lu device "
+                   "reductions (want %lu) and %lu copies\n", rank, bp, rs_red, want_rs, cp);
+        }
+    }
+#endif
     get(mode, hout, dout, b);
     PMPI_Reduce_scatter_block(hin, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     check("reduce_scatter_block", mode, n, hout, ref, b);
