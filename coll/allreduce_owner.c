@@ -27,6 +27,7 @@
  */
 #include "config.h"
 #include "coll_util.h"
+#include "owner.h"
 
 enum { TAG_CONTRIB = 1, TAG_RESULT = 2 };
 
@@ -35,11 +36,9 @@ size_t dpc_owner_slot_bytes(size_t count, size_t es, int p)
     return p > 1 ? (size_t)(p - 1) * part_len(count, p, 0) * es : 0;
 }
 
-/* The chain for the own block: dst = x[0] op ... op x[p-1]; x[k] ready
- * after ready[k]. On the device when dev. */
-static dpc_step_id_t reduce_chain(dpc_sched_t *s, bool dev, char *dst, const char *const *x,
-                                  const dpc_step_id_t *ready, int p, size_t n,
-                                  const dpc_coll_args_t *a)
+dpc_step_id_t dpc_owner_reduce_chain(dpc_sched_t *s, bool dev, char *dst, const char *const *x,
+                                     const dpc_step_id_t *ready, int p, size_t n,
+                                     const dpc_coll_args_t *a)
 {
     dpc_step_id_t prev = DPC_STEP_NONE;
     for (int j = 1; j < p; j++) {
@@ -115,7 +114,7 @@ dpc_status_t dpc_allreduce_owner_build(const dpc_coll_args_t *a, dpc_sched_t *s,
     /* the own block, and round 2: it to everyone */
     if (len[r]) {
         char *own_out = dev ? dev->out + off[r] : out + off[r];
-        dpc_step_id_t fin = reduce_chain(s, dev != NULL, own_out, x, ready, p,
+        dpc_step_id_t fin = dpc_owner_reduce_chain(s, dev != NULL, own_out, x, ready, p,
                                          len[r] / es, a);
         if (dev)
             fin = dpc_sched_device_copy(s, out + off[r], own_out, len[r], DPC_TO_HOST,

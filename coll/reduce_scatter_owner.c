@@ -13,6 +13,7 @@
  */
 #include "config.h"
 #include "coll_util.h"
+#include "owner.h"
 
 enum { TAG_SLICE = 1 };
 
@@ -65,15 +66,7 @@ dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0,
         x[k] = slots + (size_t)(k - 1) * len;
         ready[k] = dpc_sched_recv(s, (r + k) % p, TAG_SLICE, (void *)x[k], len, DPC_NO_DEPS);
     }
-    dpc_step_id_t prev = DPC_STEP_NONE;
-    for (int k = 1; k < p; k++) {
-        const char *acc = k == 1 ? x[0] : out;
-        dpc_step_id_t d0 = k == 1 ? ready[0] : prev;
-        prev = dev ? dpc_sched_device_reduce(s, out, acc, x[k], n, a->dtype, a->op,
-                                             DPC_AFTER(d0, ready[k]))
-                   : dpc_sched_reduce(s, out, acc, x[k], n, a->dtype, a->op,
-                                      DPC_AFTER(d0, ready[k]));
-    }
+    dpc_owner_reduce_chain(s, dev != NULL, out, x, ready, p, n, a);
     free(x);
     free(ready);
     return DPC_OK;

@@ -75,6 +75,14 @@ static bool is_pinned(const void *p, size_t n)
     return false;
 }
 
+/* A new case: the arena empty and closed, nothing pinned. */
+static void fresh_device(void)
+{
+    open_arena(0);
+    arena_used = 0;
+    npinned = 0;
+}
+
 static dpc_status_t q_copy(void *ctx, void *dst, const void *src, size_t n, int queue,
                            dpc_xfer_cb_t cb, void *arg)
 {
@@ -176,9 +184,7 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
     char *slots[8];
     size_t b = count * sizeof(int64_t);
     unsigned long elems_before = dev_elems_reduced, want_elems = 0;
-    open_arena(0);
-    arena_used = 0;
-    npinned = 0;
+    fresh_device();
     for (int r = 0; r < p; r++) {
         dq[r].sim = sim;
         ctx[r] = &dq[r];
@@ -344,9 +350,7 @@ static void run_rs_case(int p, size_t count, int mixed, uint64_t seed)
     char *slots[8];
     size_t b = count * sizeof(int64_t), bin = b * (size_t)p;
     unsigned long before = dev_elems_reduced, want = 0;
-    open_arena(0);
-    arena_used = 0;
-    npinned = 0;
+    fresh_device();
     for (int r = 0; r < p; r++) {
         dq[r].sim = sim;
         ctx[r] = &dq[r];
