@@ -339,13 +339,11 @@ dpc_step_id_t dpc_sched_device_reduce(dpc_sched_t *s, void *dst, const void *a, 
         set_error(s, DPC_ERR_ARG, s->nsteps);
         return DPC_STEP_NONE;
     }
-    if (!dpc_op_valid(op, dt)) {
-        set_error(s, DPC_ERR_UNSUPPORTED, s->nsteps);
-        return DPC_STEP_NONE;
-    }
-    step_t p = {.kind = STEP_DREDUCE, .peer = -1, .dst = dst, .a = a, .b = b,
-                .count = count, .dt = dt, .op = op};
-    return add_step(s, &p, deps, ndeps);
+    /* a reduce step that the device carries out */
+    dpc_step_id_t id = dpc_sched_reduce(s, dst, a, b, count, dt, op, deps, ndeps);
+    if (id != DPC_STEP_NONE)
+        s->steps[id].kind = STEP_DREDUCE;
+    return id;
 }
 
 void dpc_sched_sub_begin(dpc_sched_t *s, dpc_step_id_t gate, uint32_t tag_off, uint32_t tag_span)

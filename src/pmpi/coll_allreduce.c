@@ -60,21 +60,15 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
      * runs as a pipeline of chunks with asynchronous copies (pipeline.c),
      * persistent ones too (the copies are steps of the schedule each start
      * builds); anything else is staged whole through host copies first. */
-    bool piped = false;
-    if ((dev_in || dev_out) && ti.contig && !avg && dpc_pipeline_wanted(bytes)) {
-        err = dpc_check_op(comm, call, op, &ti, &dop, &why);
-        if (err > 0)
-            return err;
-        piped = err == 0;
-    }
+    /* the op once: ours runs on our engine (any mode), else the MPI library's */
+    err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+    if (err > 0)
+        return err;
+    bool ours = err == 0;
+    bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && dpc_pipeline_wanted(bytes);
     if ((dev_in || dev_out) && !piped) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        /* an op of ours runs on our engine (any mode); else the MPI library's */
-        int ck = dpc_check_op(comm, call, op, &ti, &dop, &why);
-        if (ck > 0)
-            return ck;
-        bool ours = ck == 0;
         if ((err = dpc_stage_pair(comm, call, mode, ours, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(datatype, count), &hs, &rs, recvbuf,
                                   DPC_SPAN(datatype, count), &hr)))
@@ -83,14 +77,10 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
                         dpc_stage_mode(mode, ours), ours ? req : NULL);
         return dpc_stage_done(comm, call, &ss, &rs, err, mode, ours, req);
     }
-    if (!piped)      /* (a piped call has checked it above) */
-        err = dpc_check_op(comm, call, op, &ti, &dop, &why);
-    if (err < 0) {
+    if (!ours) {
         dpc_note_pmpi(DPC_ALLREDUCE, why);
         return pmpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, mode, req);
     }
-    if (err)
-        return err;
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;

@@ -98,21 +98,16 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     bool rs_pipe = coll == DPC_REDUCE_SCATTER_BLOCK && dpc_pipeline_owner(size) &&
                    dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
     bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
-    bool rs_dev = false;
-    if (rs_pipe && dev_in && dev_out && ti.contig && !avg) {
-        err = dpc_check_op(comm, call, op, &ti, &dop, &why);
-        if (err > 0)
-            return err;
-        rs_dev = err == 0 && dpc_cuda_can_reduce(ti.basic, dop);
-    }
+    /* the op once: ours runs on our engine (any mode), else the MPI library's */
+    err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+    if (err > 0)
+        return err;
+    bool ours = err == 0;
+    bool rs_dev = rs_pipe && dev_in && dev_out && ti.contig && !avg && ours &&
+                  dpc_cuda_can_reduce(ti.basic, dop);
     if ((dev_in || dev_out) && !rs_dev) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
-        /* an op of ours runs on our engine (any mode); else the MPI library's */
-        int ck = dpc_check_op(comm, call, op, &ti, &dop, &why);
-        if (ck > 0)
-            return ck;
-        bool ours = ck == 0;
         if ((err = dpc_stage_pair(comm, call, mode, ours, &ss, in_place ? NULL : sendbuf,
                                   DPC_SPAN(datatype, (int)total), &hs, &rs, recvbuf,
                                   DPC_SPAN(datatype, (int)(in_place ? total : mine)), &hr)))
@@ -121,14 +116,11 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
                              datatype, op, comm, dpc_stage_mode(mode, ours), ours ? req : NULL);
         return dpc_stage_done(comm, call, &ss, &rs, err, mode, ours, req);
     }
-    err = dpc_check_op(comm, call, op, &ti, &dop, &why);
-    if (err < 0) {
+    if (!ours) {
         dpc_note_pmpi(coll, why);
         return pmpi_reduce_scatter(call, sendbuf, recvbuf, recvcount, recvcounts, datatype, op,
                                    comm, mode, req);
     }
-    if (err)
-        return err;
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
