@@ -616,19 +616,24 @@ static void run_ready(dpc_sched_t *s)
     }
 }
 
-/* defer_local: issue the transfers that can go now and leave copies and
- * reductions in the ready queue for the first test(). */
+/* Issues the transfers that can go now, sends first, and leaves copies and
+ * reductions in the ready queue. Sends first: a receive whose message is
+ * already in a mailbox copies it out when posted, and every peer waiting
+ * for our data would wait for that copy too. */
 static void issue_transfers(dpc_sched_t *s)
 {
     int keep = s->ready_head, tail = s->ready_tail;
+    for (int k = s->ready_head; k < tail && s->status == DPC_OK; k++)
+        if (s->steps[s->ready[k]].kind == STEP_SEND)
+            issue_step(s, s->ready[k]);
     for (int k = s->ready_head; k < tail && s->status == DPC_OK; k++) {
         int id = s->ready[k];
         int kind = s->steps[id].kind;
         /* exposing is cheap and lets the peers start reading */
-        if (kind == STEP_SEND || kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT ||
-            kind == STEP_EXPOSE || kind == STEP_DCOPY || kind == STEP_DREDUCE)
+        if (kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT || kind == STEP_EXPOSE ||
+            kind == STEP_DCOPY || kind == STEP_DREDUCE)
             issue_step(s, id);
-        else
+        else if (kind != STEP_SEND)
             s->ready[keep++] = id;
     }
     /* steps that became ready meanwhile (successors of an expose) were
@@ -688,12 +693,13 @@ launch:
     s->state = S_RUNNING;
     s->clock_read = false;   /* read at the first timeout check (most never get there) */
     s->ntests = 0;
-    if (s->prm.defer_local) {
-        issue_transfers(s);
-        if (s->status != DPC_OK)
-            return fail(s);
+    /* transfers first, then local work: a peer's data is on its way (and
+     * a send's copy into a mailbox done) while our copies run */
+    issue_transfers(s);
+    if (s->status != DPC_OK)
+        return fail(s);
+    if (s->prm.defer_local)
         return DPC_OK;
-    }
     return dpc_sched_test(s) == DPC_INPROGRESS ? DPC_OK : s->status;
 }
 

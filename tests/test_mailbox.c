@@ -133,9 +133,12 @@ END_TEST
 START_TEST(test_full_ring)
 {
     setup();
-    enum { N = 40, LEN = 8000 };
-    static char out[N][LEN], in[N][LEN];
-    done_t s[N] = {{0}}, r[N] = {{0}};
+    enum { LEN = 8000 };
+    /* (one more than fits, and some) */
+    int N = (int)(dpc_shm_ring_bytes(1) / LEN) + 8;
+    char (*out)[LEN] = calloc((size_t)N, LEN), (*in)[LEN] = calloc((size_t)N, LEN);
+    done_t *s = calloc((size_t)N, sizeof(*s)), *r = calloc((size_t)N, sizeof(*r));
+    ck_assert(out && in && s && r);
     for (int k = 0; k < N; k++) {
         memset(out[k], 'a' + k % 26, LEN);
         send(100 + (uint64_t)(k % 3), out[k], LEN, &s[k]);  /* tags repeat: order matters */
@@ -156,6 +159,10 @@ START_TEST(test_full_ring)
         ck_assert_msg(in[k][0] == 'a' + k % 26 && in[k][LEN - 1] == 'a' + k % 26,
                       "message %d out of order or damaged", k);
     }
+    free(out);
+    free(in);
+    free(s);
+    free(r);
     teardown();
 }
 END_TEST

@@ -584,6 +584,97 @@ START_TEST(test_scratch_pool)
 }
 END_TEST
 
+/* A transport that records the order of the calls made on it and forwards
+ * them to the simulator's. */
+typedef struct {
+    dpc_transport_t base;
+    dpc_transport_t *inner;
+    char log[16];
+    int n;
+    const int32_t *watch;   /* a local copy's destination: written yet? */
+} rec_tp_t;
+static dpc_transport_ops_t rec_ops;
+
+static void rec_note(rec_tp_t *r, char what)
+{
+    if (r->n < (int)sizeof(r->log) - 2) {
+        r->log[r->n++] = what;
+        /* 'c': the copy had already run when this transfer was issued */
+        if (r->watch && *r->watch)
+            r->log[r->n++] = 'c';
+        r->log[r->n] = 0;
+    }
+}
+static dpc_status_t rec_isend(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
+                              size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    rec_tp_t *r = (rec_tp_t *)tp;
+    rec_note(r, 's');
+    return r->inner->ops->isend(r->inner, peer, tag, buf, len, mem, cb, arg, xfer_p);
+}
+static dpc_status_t rec_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
+                              size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb, void *arg,
+                              dpc_xfer_t **xfer_p)
+{
+    rec_tp_t *r = (rec_tp_t *)tp;
+    rec_note(r, 'r');
+    return r->inner->ops->irecv(r->inner, peer, tag, buf, len, mem, cb, arg, xfer_p);
+}
+static int rec_progress(dpc_transport_t *tp)
+{
+    rec_tp_t *r = (rec_tp_t *)tp;
+    return r->inner->ops->progress(r->inner);
+}
+static void rec_cancel(dpc_transport_t *tp, dpc_xfer_t *x)
+{
+    rec_tp_t *r = (rec_tp_t *)tp;
+    r->inner->ops->cancel(r->inner, x);
+}
+static uint64_t rec_now(dpc_transport_t *tp)
+{
+    rec_tp_t *r = (rec_tp_t *)tp;
+    return r->inner->ops->now_ns(r->inner);
+}
+
+/* At start, sends go out before receives are posted and before local
+ * copies run, whatever the order the steps were declared in: a receive may
+ * find its message already in a mailbox and copy it out on the spot, and
+ * the peers waiting for our data would wait for that copy (and for ours).
+ * Blocking and deferred starts alike. */
+START_TEST(test_sends_first)
+{
+    rec_ops = (dpc_transport_ops_t){.isend = rec_isend, .irecv = rec_irecv,
+                                    .progress = rec_progress, .cancel = rec_cancel,
+                                    .now_ns = rec_now};
+    for (int defer = 0; defer <= 1; defer++) {
+        dpc_sim_t *sim = dpc_sim_create(2, NULL);
+        int32_t src[4] = {1, 2, 3, 4}, dst[4] = {0}, in0[4] = {0}, in1[4] = {0};
+        rec_tp_t rt = {.base = {.ops = &rec_ops, .rank = 0, .size = 2},
+                       .inner = dpc_sim_transport(sim, 0), .watch = &dst[0]};
+        dpc_sched_params_t prm = {.tp = &rt.base, .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .defer_local = defer};
+        dpc_sched_t *s[2] = {NULL, mk(sim, 1, 0)};
+        ck_assert_int_eq(dpc_sched_create(&prm, &s[0]), DPC_OK);
+        /* declared: copy, receive, send */
+        dpc_sched_copy(s[0], dst, src, sizeof(src), DPC_NO_DEPS);
+        dpc_sched_recv(s[0], 1, 7, in0, sizeof(in0), DPC_NO_DEPS);
+        dpc_sched_send(s[0], 1, 8, src, sizeof(src), DPC_NO_DEPS);
+        dpc_sched_send(s[1], 0, 7, src, sizeof(src), DPC_NO_DEPS);
+        dpc_sched_recv(s[1], 0, 8, in1, sizeof(in1), DPC_NO_DEPS);
+        run_both_ok(sim, s);
+        ck_assert_msg(strcmp(rt.log, "sr") == 0, "defer %d: issued in the order \"%s\"", defer,
+                      rt.log);
+        ck_assert_int_eq(dst[3], 4);
+        ck_assert_int_eq(in0[3], 4);
+        ck_assert_int_eq(in1[3], 4);
+        dpc_sched_destroy(s[0]);
+        dpc_sched_destroy(s[1]);
+        dpc_sim_destroy(sim);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("sched");
@@ -604,6 +695,7 @@ int main(void)
     tcase_add_test(tc, test_many_steps_scratch);
     tcase_add_test(tc, test_scratch_pool);
     tcase_add_test(tc, test_reinit);
+    tcase_add_test(tc, test_sends_first);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

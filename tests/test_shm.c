@@ -5,7 +5,8 @@
  * consumer that checks each one's tag, length and bytes in order; both
  * directions at once; the sleeping flag makes a put report "ring the
  * owner" exactly once; segments of the wrong job are refused; names are
- * gone from /dev/shm after unlink.
+ * gone from /dev/shm after unlink; payloads of 256 bytes and more sit on
+ * cache-line boundaries; the ring size every process derives.
  */
 #include "config.h"
 #include <check.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +77,8 @@ static int consume(dpc_shm_t *s, int src, unsigned n)
         }
         if (tag != (0xabc0000000000000ull | k) || len != len_of(k))
             return 1;
+        if (len >= DPC_SHM_ALIGNED_FROM && ((uintptr_t)data & 63))
+            return 6;       /* a larger payload off its cache line */
         const unsigned char *d = data;
         for (size_t i = 0; i < len; i++)
             if (d[i] != byte_of(k, i))
@@ -180,6 +184,28 @@ START_TEST(test_sleep_flag)
 }
 END_TEST
 
+/* Every process agrees on the ring size from the job's size alone: 512 KiB
+ * for small jobs, halved as jobs grow so that a segment stays within 8 MiB,
+ * never below 64 KiB. */
+START_TEST(test_ring_sizes)
+{
+    size_t prev = (size_t)-1;
+    for (int np = 1; np <= DPC_SHM_MAX_PROCS; np++) {
+        size_t rb = dpc_shm_ring_bytes(np);
+        ck_assert_msg((rb & (rb - 1)) == 0, "np %d: %zu bytes is no power of two", np, rb);
+        ck_assert_uint_ge(rb, 64 * 1024);
+        ck_assert_uint_ge(rb, 8 * DPC_SHM_MAX_MSG);
+        ck_assert_uint_le(rb, prev);
+        if (np <= 16)
+            ck_assert_uint_eq(rb, 512 * 1024);
+        ck_assert_msg(rb == 64 * 1024 || (size_t)np * rb <= 8u << 20, "np %d: %zu", np, rb);
+        ck_assert_msg((size_t)np * rb * 2 > 8u << 20 || rb == 512 * 1024,
+                      "np %d: %zu bytes, where twice as much fits", np, rb);
+        prev = rb;
+    }
+}
+END_TEST
+
 START_TEST(test_wrong_job)
 {
     name_prefix();
@@ -219,6 +245,7 @@ int main(void)
     tcase_add_test(tc, test_both_ways);
     tcase_add_test(tc, test_sleep_flag);
     tcase_add_test(tc, test_wrong_job);
+    tcase_add_test(tc, test_ring_sizes);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -26,7 +26,8 @@ typedef struct ring_ctl {
 
 typedef struct seg_hdr {
     uint32_t magic, nprocs;
-    char pad0[LINE - 8];
+    uint64_t ring_bytes;
+    char pad0[LINE - 16];
     uint32_t sleeping;                 /* the owner sleeps: ring it */
     char pad1[LINE - 4];
 } seg_hdr_t;
@@ -37,10 +38,13 @@ typedef struct seg_hdr {
 typedef struct rec_hdr { uint64_t stamp, tag; uint32_t len, kind; } rec_hdr_t;
 
 #define SEG_MAGIC 0x64706d62u          /* "dpmb" */
-#define RING_STRIDE (sizeof(ring_ctl_t) + DPC_SHM_RING_BYTES)
+#define RING_MIN (64u * 1024u)
+#define RING_MAX (512u * 1024u)
+#define SEG_BUDGET (8u * 1024u * 1024u)
 
 struct dpc_shm {
     int nprocs, me;
+    size_t ring_bytes;                 /* each ring's (a power of two) */
     char name[128];
     bool linked;
     size_t seg_bytes;
@@ -49,15 +53,28 @@ struct dpc_shm {
     uint64_t *seen_tail;               /* per destination: its consumer's position, as last read */
 };
 
-static size_t seg_size(int nprocs)
+size_t dpc_shm_ring_bytes(int nprocs)
 {
-    return sizeof(seg_hdr_t) + (size_t)nprocs * RING_STRIDE;
+    size_t b = RING_MAX;
+    while (b > RING_MIN && (size_t)nprocs * b > SEG_BUDGET)
+        b /= 2;
+    return b;
+}
+
+static size_t ring_stride(const dpc_shm_t *s)
+{
+    return sizeof(ring_ctl_t) + s->ring_bytes;
+}
+
+static size_t seg_size(const dpc_shm_t *s)
+{
+    return sizeof(seg_hdr_t) + (size_t)s->nprocs * ring_stride(s);
 }
 
 /* Ring of sender src in process owner's segment. */
 static ring_ctl_t *ring(const dpc_shm_t *s, int owner, int src)
 {
-    return (ring_ctl_t *)(s->segs[owner] + sizeof(seg_hdr_t) + (size_t)src * RING_STRIDE);
+    return (ring_ctl_t *)(s->segs[owner] + sizeof(seg_hdr_t) + (size_t)src * ring_stride(s));
 }
 
 static char *ring_data(ring_ctl_t *r)
@@ -92,7 +109,8 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
     }
     s->nprocs = nprocs;
     s->me = me;
-    s->seg_bytes = seg_size(nprocs);
+    s->ring_bytes = dpc_shm_ring_bytes(nprocs);
+    s->seg_bytes = seg_size(s);
     snprintf(s->name, sizeof(s->name), "%s", prefix);
     char nm[160];
     seg_name(s, me, nm, sizeof(nm));
@@ -118,6 +136,7 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
     s->segs[me] = p;
     /* (a fresh file reads as zeros: every ring empty, nobody asleep) */
     hdr(s, me)->nprocs = (uint32_t)nprocs;
+    hdr(s, me)->ring_bytes = s->ring_bytes;
     __atomic_store_n(&hdr(s, me)->magic, SEG_MAGIC, __ATOMIC_RELEASE);
     *shm_p = s;
     return DPC_OK;
@@ -143,7 +162,7 @@ dpc_status_t dpc_shm_attach(dpc_shm_t *s, char *err, size_t errlen)
         s->segs[i] = p;
         const seg_hdr_t *h = p;
         if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SEG_MAGIC ||
-            h->nprocs != (uint32_t)s->nprocs) {
+            h->nprocs != (uint32_t)s->nprocs || h->ring_bytes != s->ring_bytes) {
             snprintf(err, errlen, "shared-memory mailbox %s is not this job's", nm);
             return DPC_ERR_TRANSPORT;
         }
@@ -175,20 +194,30 @@ void dpc_shm_destroy(dpc_shm_t *s)
     free(s);
 }
 
+/* Where a record's payload starts: right after the header for small ones
+ * (one cache line holds an 8-byte message whole), on the next line for
+ * larger ones (a 2 KiB allgather at 2 ranks: 0.80 -> 0.72 us per exchange
+ * of two raw rings). */
+static size_t payload_off(size_t len)
+{
+    return len >= DPC_SHM_ALIGNED_FROM ? LINE : HDR_BYTES;
+}
+
 static size_t rec_bytes(size_t len)
 {
-    return (HDR_BYTES + len + LINE - 1) & ~(size_t)(LINE - 1);
+    return (payload_off(len) + len + LINE - 1) & ~(size_t)(LINE - 1);
 }
 
 int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, const void *buf, size_t len)
 {
     ring_ctl_t *r = ring(s, dst, s->me);
     uint64_t head = s->sent[dst];
-    size_t at = (size_t)(head % DPC_SHM_RING_BYTES), need = rec_bytes(len);
-    size_t pad = at + need > DPC_SHM_RING_BYTES ? DPC_SHM_RING_BYTES - at : 0;
-    if (head + pad + need - s->seen_tail[dst] > DPC_SHM_RING_BYTES) {
+    size_t rb = s->ring_bytes;
+    size_t at = (size_t)(head & (rb - 1)), need = rec_bytes(len);
+    size_t pad = at + need > rb ? rb - at : 0;
+    if (head + pad + need - s->seen_tail[dst] > rb) {
         s->seen_tail[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-        if (head + pad + need - s->seen_tail[dst] > DPC_SHM_RING_BYTES)
+        if (head + pad + need - s->seen_tail[dst] > rb)
             return -1;
     }
     char *d = ring_data(r);
@@ -204,7 +233,7 @@ int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, const void *buf, size_t len
     h->len = (uint32_t)len;
     h->kind = KIND_DATA;
     if (len)
-        memcpy(h + 1, buf, len);
+        memcpy((char *)h + payload_off(len), buf, len);
     __atomic_store_n(&h->stamp, head + 1, __ATOMIC_RELEASE);
     s->sent[dst] = head + need;
     /* published, then: is the owner asleep? Its flag goes up before its
@@ -224,9 +253,9 @@ int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, const void *buf, size_t len
 }
 
 /* The record at the consumer's position, if it has been published. */
-static const rec_hdr_t *next_rec(ring_ctl_t *r, uint64_t tail, int order)
+static const rec_hdr_t *next_rec(const dpc_shm_t *s, ring_ctl_t *r, uint64_t tail, int order)
 {
-    const rec_hdr_t *h = (const rec_hdr_t *)(ring_data(r) + tail % DPC_SHM_RING_BYTES);
+    const rec_hdr_t *h = (const rec_hdr_t *)(ring_data(r) + (tail & (s->ring_bytes - 1)));
     return __atomic_load_n(&h->stamp, order) == tail + 1 ? h : NULL;
 }
 
@@ -235,15 +264,15 @@ bool dpc_shm_peek(dpc_shm_t *s, int src, uint64_t *tag, const void **data, size_
     ring_ctl_t *r = ring(s, s->me, src);
     uint64_t tail = r->tail;            /* ours alone */
     const rec_hdr_t *h;
-    while ((h = next_rec(r, tail, __ATOMIC_ACQUIRE)) != NULL) {
+    while ((h = next_rec(s, r, tail, __ATOMIC_ACQUIRE)) != NULL) {
         if (h->kind == KIND_PAD) {
-            tail += DPC_SHM_RING_BYTES - tail % DPC_SHM_RING_BYTES;
+            tail += s->ring_bytes - (tail & (s->ring_bytes - 1));
             __atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
             continue;
         }
         *tag = h->tag;
         *len = h->len;
-        *data = h + 1;
+        *data = (const char *)h + payload_off(h->len);
         return true;
     }
     return false;
@@ -252,7 +281,7 @@ bool dpc_shm_peek(dpc_shm_t *s, int src, uint64_t *tag, const void **data, size_
 void dpc_shm_pop(dpc_shm_t *s, int src)
 {
     ring_ctl_t *r = ring(s, s->me, src);
-    const rec_hdr_t *h = (const rec_hdr_t *)(ring_data(r) + r->tail % DPC_SHM_RING_BYTES);
+    const rec_hdr_t *h = (const rec_hdr_t *)(ring_data(r) + (r->tail & (s->ring_bytes - 1)));
     __atomic_store_n(&r->tail, r->tail + rec_bytes(h->len), __ATOMIC_RELEASE);
 }
 
@@ -260,7 +289,7 @@ bool dpc_shm_pending(dpc_shm_t *s)
 {
     for (int i = 0; i < s->nprocs; i++) {
         ring_ctl_t *r = ring(s, s->me, i);
-        if (next_rec(r, r->tail, __ATOMIC_SEQ_CST))
+        if (next_rec(s, r, r->tail, __ATOMIC_SEQ_CST))
             return true;
     }
     return false;
