@@ -14,7 +14,7 @@ extern const dpc_algo_t dpc_algo_allreduce_ring, dpc_algo_allreduce_recursive_do
     dpc_algo_alltoall_pairwise, dpc_algo_alltoallv_pairwise, dpc_algo_alltoall_bruck,
     dpc_algo_allreduce_direct, dpc_algo_reduce_scatter_block_direct,
     dpc_algo_reduce_scatter_direct, dpc_algo_allgather_direct, dpc_algo_allgatherv_direct,
-    dpc_algo_alltoall_direct;
+    dpc_algo_alltoall_direct, dpc_algo_bcast_direct;
 
 static const dpc_algo_t *const registry[] = {
     &dpc_algo_allreduce_ring,
@@ -37,6 +37,7 @@ static const dpc_algo_t *const registry[] = {
     &dpc_algo_allgatherv_direct,
     &dpc_algo_bcast_binomial,
     &dpc_algo_bcast_scatter_allgather,
+    &dpc_algo_bcast_direct,
     &dpc_algo_alltoall_pairwise,
     &dpc_algo_alltoall_bruck,
     &dpc_algo_alltoall_direct,
