@@ -12,4 +12,8 @@ dpc_step_id_t dpc_owner_reduce_chain(dpc_sched_t *s, bool dev, char *dst, const 
                                      const dpc_step_id_t *ready, int p, size_t n,
                                      const dpc_coll_args_t *a);
 
+/* dst = src (bytes) once every step built from step `first` on is done. */
+void dpc_owner_copy_after_all(dpc_sched_t *s, int first, void *dst, const void *src,
+                              size_t bytes);
+
 #endif

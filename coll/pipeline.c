@@ -2,6 +2,7 @@
 #include "config.h"
 #include "dpc_coll.h"
 #include "part.h"
+#include "owner.h"
 
 /* Elements per chunk: chunk_bytes, or fewer, larger chunks beyond
  * DPC_PIPE_MAX_CHUNKS. */
@@ -13,18 +14,36 @@ static size_t chunk_elems(size_t n, size_t es, size_t chunk_bytes)
     return ce;
 }
 
+/* Reduce-scatter: the longest block's elements (chunks cover every block
+ * in step: chunk k is elements [k ce, (k+1) ce) of each). */
+static size_t rs_longest(const dpc_coll_args_t *a)
+{
+    size_t n = 0;
+    for (int i = 0; i < a->size; i++)
+        if (blk_count(a, i) > n)
+            n = blk_count(a, i);
+    return n;
+}
+
+/* Elements of a block of `count` in the chunk [e0, e0+ce). */
+static size_t in_chunk(size_t count, size_t e0, size_t ce)
+{
+    return count > e0 ? (count - e0 < ce ? count - e0 : ce) : 0;
+}
+
 size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes)
 {
-    size_t es = dpc_dtype_size(a->dtype), n = a->count, total = 0;
+    bool rs = a->coll != DPC_ALLREDUCE;
+    size_t es = dpc_dtype_size(a->dtype), n = rs ? rs_longest(a) : a->count, total = 0;
     if (n == 0 || es == 0)
         return 0;
-    size_t ce = chunk_elems(n, es, chunk_bytes);
+    size_t ce = chunk_elems(n, es, chunk_bytes), mine = rs ? blk_count(a, a->rank) : n;
     for (size_t e0 = 0; e0 < n; e0 += ce) {
-        size_t cnt = n - e0 < ce ? n - e0 : ce;
+        size_t cnt = in_chunk(mine, e0, ce);
         /* allreduce: p-1 contributions to the own block of the chunk;
          * reduce-scatter: p-1 slices of the own block */
-        total += a->coll == DPC_ALLREDUCE ? dpc_owner_slot_bytes(cnt, es, a->size)
-                                          : (size_t)(a->size > 1 ? a->size - 1 : 0) * cnt * es;
+        total += !rs ? dpc_owner_slot_bytes(cnt, es, a->size)
+                     : (size_t)(a->size > 1 ? a->size - 1 : 0) * cnt * es;
     }
     return total;
 }
@@ -32,7 +51,7 @@ size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes)
 dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
                                    size_t chunk_bytes, dpc_sched_t *s)
 {
-    size_t es = dpc_dtype_size(a->dtype), n = a->count;
+    size_t es = dpc_dtype_size(a->dtype), n = rs_longest(a), mine = blk_count(a, a->rank);
     if (n == 0 || es == 0)
         return DPC_OK;
     size_t ce = chunk_elems(n, es, chunk_bytes);
@@ -40,15 +59,23 @@ dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *p
     bool dev = pp->dev_reduce && a->size > 1;
     dpc_rs_dev_t d = {.in = pp->dev_in, .out = pp->dev_out, .stage = pp->host_in,
                       .slots = pp->slots};
+    /* unequal blocks in place: the result waits aside until every slice of
+     * the input has left (this rank's output may reach past block 0) */
+    char *res = NULL;
+    int first = dpc_sched_nsteps(s);
+    if (a->counts && a->in_place && a->size > 1 && mine && !dev &&
+        !(res = dpc_sched_scratch(s, mine * es)))
+        return DPC_ERR_NOMEM;
     for (size_t k = 0, e0 = 0; e0 < n; k++, e0 += ce) {
-        size_t cnt = n - e0 < ce ? n - e0 : ce;
         dpc_sched_sub_begin(s, DPC_STEP_NONE, (uint32_t)k * span, span);
-        dpc_status_t st = dpc_reduce_scatter_owner_chunk(a, e0, cnt, s, dev ? &d : NULL);
+        dpc_status_t st = dpc_reduce_scatter_owner_chunk(a, e0, ce, s, dev ? &d : NULL, res);
         dpc_sched_sub_end(s);
         if (st != DPC_OK)
             return st;
-        d.slots += (size_t)(a->size - 1) * cnt * es;
+        d.slots += (size_t)(a->size - 1) * in_chunk(mine, e0, ce) * es;
     }
+    if (res)
+        dpc_owner_copy_after_all(s, first, a->rbuf, res, mine * es);
     return DPC_OK;
 }
 

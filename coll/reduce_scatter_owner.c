@@ -1,6 +1,7 @@
 /*
- * Reduce-scatter (equal blocks) by owners: one chunk of the device pipeline
- * (coll/pipeline.c), elements [e0, e0+n) of every block. Rank r sends that
+ * Reduce-scatter (equal blocks, or per-rank counts) by owners: one chunk of
+ * the device pipeline (coll/pipeline.c), elements [e0, e0+n) of every block
+ * (of those that long). Rank r sends that
  * slice of block j to rank j, receives the slice of block r from every
  * peer into pinned slots, and reduces them into its output, its own slice
  * first (x_r op x_{r+1} op ... op x_{r-1}, indices mod p; the ops are
@@ -14,89 +15,153 @@
 #include "config.h"
 #include "coll_util.h"
 #include "owner.h"
+#include "dpc_cost.h"
 
 enum { TAG_SLICE = 1 };
 
+/* Elements of a block of `count` that fall in the chunk [e0, e0+n). */
+static size_t in_chunk(size_t count, size_t e0, size_t n)
+{
+    return count > e0 ? (count - e0 < n ? count - e0 : n) : 0;
+}
+
 dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0, size_t n,
-                                            dpc_sched_t *s, const dpc_rs_dev_t *dev)
+                                            dpc_sched_t *s, const dpc_rs_dev_t *dev, char *res)
 {
     int p = a->size, r = a->rank;
-    size_t es = elsize(a), len = n * es, count = a->count;
-    if (n == 0)
-        return DPC_OK;
+    size_t es = elsize(a), *off, *len;
+    if (rank_blocks(a, 1, &off, &len))        /* bytes; the blocks back to back */
+        return DPC_ERR_NOMEM;
+    size_t nr = in_chunk(len[r] / es, e0, n), rlen = nr * es;
     const char *in = dev ? dev->in : input_of(a);
-    char *out = (dev ? dev->out : (char *)a->rbuf) + e0 * es;
+    char *out = (dev ? dev->out : res ? res : (char *)a->rbuf) + e0 * es;
+    dpc_status_t st = DPC_OK;
+    const char **x = NULL;
+    dpc_step_id_t *ready = NULL;
     if (p == 1) {        /* (the pipeline runs p = 1 on the host: a copy) */
         if (dev)
-            return DPC_ERR_ARG;
-        if (!a->in_place)
-            dpc_sched_copy(s, out, in + e0 * es, len, DPC_NO_DEPS);
-        return DPC_OK;
+            st = DPC_ERR_ARG;
+        else if (nr && (!a->in_place || res))
+            dpc_sched_copy(s, out, in + e0 * es, rlen, DPC_NO_DEPS);
+        goto done;
     }
-    char *slots = dev ? dev->slots : dpc_sched_scratch(s, (size_t)(p - 1) * len);
-    const char **x = malloc(sizeof(char *) * (size_t)p);
-    dpc_step_id_t *ready = malloc(sizeof(dpc_step_id_t) * (size_t)p);
-    if (!x || !ready) {
-        free(x);
-        free(ready);
-        return DPC_ERR_NOMEM;
+    char *slots = dev ? dev->slots : dpc_sched_scratch(s, (size_t)(p - 1) * rlen);
+    x = malloc(sizeof(char *) * (size_t)p);
+    ready = malloc(sizeof(dpc_step_id_t) * (size_t)p);
+    if (!x || !ready || (!slots && rlen)) {
+        st = DPC_ERR_NOMEM;
+        goto done;
     }
+    /* rank j gets this chunk's slice of block j, as long as block j is
+     * (unequal blocks: a short one has no slice in the later chunks, and
+     * both ends know it from the counts they share) */
     dpc_step_id_t sent0 = DPC_STEP_NONE;
     for (int k = 1; k < p; k++) {
         int j = (r + k) % p;
-        size_t off = ((size_t)j * count + e0) * es;
+        size_t nj = in_chunk(len[j] / es, e0, n), o = off[j] + e0 * es;
+        if (nj == 0)
+            continue;
         dpc_step_id_t staged = DPC_STEP_NONE;
-        const char *from = in + off;
+        const char *from = in + o;
         if (dev) {
-            staged = dpc_sched_device_copy(s, dev->stage + off, dev->in + off, len, DPC_TO_HOST,
+            staged = dpc_sched_device_copy(s, dev->stage + o, dev->in + o, nj * es, DPC_TO_HOST,
                                            DPC_NO_DEPS);
-            from = dev->stage + off;
+            from = dev->stage + o;
         }
-        dpc_step_id_t sent = dpc_sched_send(s, j, TAG_SLICE, from, len, DPC_AFTER(staged));
+        dpc_step_id_t sent = dpc_sched_send(s, j, TAG_SLICE, from, nj * es, DPC_AFTER(staged));
         if (j == 0)
             sent0 = sent;
     }
-    x[0] = in + ((size_t)r * count + e0) * es;
-    ready[0] = DPC_STEP_NONE;
-    /* in place, the output is block 0's place: rank 0's slice of it must
-     * be gone before the result lands there */
-    if (a->in_place && !dev && r != 0)
-        ready[0] = sent0;
-    for (int k = 1; k < p; k++) {
-        x[k] = slots + (size_t)(k - 1) * len;
-        ready[k] = dpc_sched_recv(s, (r + k) % p, TAG_SLICE, (void *)x[k], len, DPC_NO_DEPS);
+    if (nr) {
+        x[0] = in + off[r] + e0 * es;
+        ready[0] = DPC_STEP_NONE;
+        /* in place, equal blocks: the output is block 0's place, and rank
+         * 0's slice of it must be gone before the result lands there
+         * (unequal blocks in place reduce into res instead: an output
+         * longer than block 0 would overwrite later blocks) */
+        if (a->in_place && !dev && !res && r != 0)
+            ready[0] = sent0;
+        for (int k = 1; k < p; k++) {
+            x[k] = slots + (size_t)(k - 1) * rlen;
+            ready[k] = dpc_sched_recv(s, (r + k) % p, TAG_SLICE, (void *)x[k], rlen, DPC_NO_DEPS);
+        }
+        dpc_owner_reduce_chain(s, dev != NULL, out, x, ready, p, nr, a);
     }
-    dpc_owner_reduce_chain(s, dev != NULL, out, x, ready, p, n, a);
+done:
     free(x);
     free(ready);
-    return DPC_OK;
+    free(off);
+    free(len);
+    return st;
 }
 
+/* dst = src once every step from `first` on is done (every slice of the
+ * input this rank sends has left). */
+void dpc_owner_copy_after_all(dpc_sched_t *s, int first, void *dst, const void *src, size_t bytes)
+{
+    int n = dpc_sched_nsteps(s) - first;
+    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)(n > 0 ? n : 1));
+    if (!all) {
+        dpc_sched_set_error(s, DPC_ERR_NOMEM);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        all[i] = first + i;
+    dpc_sched_copy(s, dst, src, bytes, all, n);
+    free(all);
+}
+
+/* Equal blocks whole, on the host; unequal ones in place need the result
+ * kept aside until every slice of the input has left (see above). */
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
-    return dpc_reduce_scatter_owner_chunk(a, 0, a->count, s, NULL);
+    size_t es = elsize(a), most = 0;
+    for (int i = 0; i < a->size; i++)
+        if (blk_count(a, i) > most)
+            most = blk_count(a, i);
+    if (!a->counts || !a->in_place || a->size == 1)
+        return dpc_reduce_scatter_owner_chunk(a, 0, most, s, NULL, NULL);
+    size_t mine = blk_count(a, a->rank) * es;
+    char *res = dpc_sched_scratch(s, mine);
+    if (!res && mine)
+        return DPC_ERR_NOMEM;
+    int first = dpc_sched_nsteps(s);
+    dpc_status_t st = dpc_reduce_scatter_owner_chunk(a, 0, most, s, NULL, res);
+    if (st == DPC_OK && mine)
+        dpc_owner_copy_after_all(s, first, a->rbuf, res, mine);
+    return st;
 }
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)(a->count * elsize(a)) * p;
+    double p = a->size, n = (double)dpc_coll_bytes(a);
     return (p - 1) * c->alpha + (p - 1) / p * n * (c->beta + c->gamma);
 }
 
+/* Every other rank's block, in one message each (none for an empty one). */
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    (void)r;
-    return a->size > 1 ? (uint64_t)(a->size - 1) * a->count * elsize(a) : 0;
+    uint64_t b = 0;
+    for (int j = 0; a->size > 1 && j < a->size; j++)
+        if (j != r)
+            b += blk_count(a, j) * elsize(a);
+    return b;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    (void)r;
-    return a->size > 1 && a->count ? (uint64_t)(a->size - 1) : 0;
+    uint64_t m = 0;
+    for (int j = 0; a->size > 1 && j < a->size; j++)
+        m += j != r && blk_count(a, j) > 0;
+    return m;
 }
 
 /* Not in the registry, as the owner allreduce: the device pipeline's. */
 const dpc_algo_t dpc_algo_reduce_scatter_block_owner = {
     .name = "owner", .coll = DPC_REDUCE_SCATTER_BLOCK, .build = build, .cost = cost,
+    .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};
+const dpc_algo_t dpc_algo_reduce_scatter_owner = {
+    .name = "owner", .coll = DPC_REDUCE_SCATTER, .build = build, .cost = cost,
     .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };

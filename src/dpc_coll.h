@@ -151,12 +151,15 @@ size_t dpc_owner_slot_bytes(size_t count, size_t es, int p);
 extern const dpc_algo_t dpc_algo_allreduce_owner;
 
 /*
- * Reduce-scatter (equal blocks, a->count each) by owners, elements
- * [e0, e0+n) of every block (coll/reduce_scatter_owner.c): one chunk of the
- * device pipeline. With dev, this rank's input and output are on the
- * device (not in place): slices for the peers are staged to pinned memory,
- * the peers' slices arrive in pinned slots ((p-1) n elements), and the
- * device reduces into the output. Without dev, host buffers (a's).
+ * Reduce-scatter (equal blocks, a->count each, or a->counts) by owners,
+ * elements [e0, e0+n) of every block (coll/reduce_scatter_owner.c; a block
+ * shorter than that has only what it has): one chunk of the device
+ * pipeline. With dev, this rank's input and output are on the device (not
+ * in place): slices for the peers are staged to pinned memory, the peers'
+ * slices arrive in pinned slots ((p-1) times the own block's slice), and
+ * the device reduces into the output. Without dev, host buffers (a's), the
+ * result into res when not NULL (the whole block's place; unequal blocks in
+ * place need it), else into a->rbuf.
  */
 typedef struct dpc_rs_dev {
     const char *in;      /* the input on the device (p blocks) */
@@ -165,9 +168,10 @@ typedef struct dpc_rs_dev {
     char *slots;         /* pinned, this chunk's */
 } dpc_rs_dev_t;
 dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0, size_t n,
-                                            dpc_sched_t *s, const dpc_rs_dev_t *dev);
-extern const dpc_algo_t dpc_algo_reduce_scatter_block_owner;   /* all of it, on the host */
-/* Reduce-scatter (equal blocks) as a pipeline of such chunks, every rank
+                                            dpc_sched_t *s, const dpc_rs_dev_t *dev, char *res);
+/* All of it, on the host: */
+extern const dpc_algo_t dpc_algo_reduce_scatter_block_owner, dpc_algo_reduce_scatter_owner;
+/* Reduce-scatter (either form) as a pipeline of such chunks, every rank
  * alike; pp as for the allreduce (dev_reduce: this rank's input and output
  * on the device, not in place; host_in its pinned copy; slots
  * dpc_pipeline_slot_bytes). */

@@ -24,7 +24,8 @@ static int nalgos, nregistered;
 static bool quick;
 
 static const dpc_algo_t *const unlisted[] = {&dpc_algo_allreduce_owner,
-                                             &dpc_algo_reduce_scatter_block_owner};
+                                             &dpc_algo_reduce_scatter_block_owner,
+                                             &dpc_algo_reduce_scatter_owner};
 
 static const dpc_algo_t *algo_at(int i)
 {

@@ -327,11 +327,11 @@ START_TEST(test_pipeline_owner)
 }
 END_TEST
 
-/* Reduce-scatter (equal blocks) as a pipeline of owner chunks: device
- * ranks (input and output in the arena, staging and slots "pinned")
- * reduce their slices on the device, host ranks on the host; exact sums,
- * and every element of a device rank's block reduced p-1 times on the
- * device. */
+/* Reduce-scatter as a pipeline of owner chunks, equal blocks or per-rank
+ * counts (one of them empty, the others unequal): device ranks (input and
+ * output in the arena, staging and slots "pinned") reduce their slices on
+ * the device, host ranks on the host, in place or not; exact sums, and
+ * every element of a device rank's block reduced p-1 times on the device. */
 static dpc_status_t build_rs_pipe(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     return dpc_pipeline_rs_build(a, &pipes[a->rank], chunk_bytes, s);
@@ -340,7 +340,9 @@ static dpc_status_t build_rs_pipe(const dpc_coll_args_t *a, dpc_sched_t *s)
 static const dpc_algo_t rs_pipe_algo = {.name = "rs pipeline", .coll = DPC_REDUCE_SCATTER_BLOCK,
                                         .build = build_rs_pipe};
 
-static void run_rs_case(int p, size_t count, int mixed, uint64_t seed)
+enum { RS_MIXED = 1, RS_VARY = 2, RS_IN_PLACE = 4 };
+
+static void run_rs_case(int p, size_t count, int how, uint64_t seed)
 {
     dpc_sim_t *sim = dpc_sim_create(p, &(dpc_sim_opts_t){.reorder_seed = seed});
     devq_t *dq = calloc((size_t)p, sizeof(devq_t));
@@ -348,20 +350,33 @@ static void run_rs_case(int p, size_t count, int mixed, uint64_t seed)
     dpc_coll_args_t args[8];
     int64_t *hin[8], *hout[8], *din[8], *dout[8], *stage[8];
     char *slots[8];
-    size_t b = count * sizeof(int64_t), bin = b * (size_t)p;
+    size_t cnt[8], off[8], total = 0;
+    bool vary = how & RS_VARY;
+    for (int r = 0; r < p; r++) {
+        cnt[r] = !vary ? count : r == 1 ? 0 : count + (size_t)r * 37;
+        off[r] = total;
+        total += cnt[r];
+    }
+    size_t bin = total * sizeof(int64_t);
     unsigned long before = dev_elems_reduced, want = 0;
     fresh_device();
     for (int r = 0; r < p; r++) {
         dq[r].sim = sim;
         ctx[r] = &dq[r];
-        bool dev = (mixed ? r % 2 == 0 : true) && p > 1;
+        bool dev = ((how & RS_MIXED) ? r % 2 == 0 : true) && p > 1;
+        bool in_place = (how & RS_IN_PLACE) && !dev;
+        size_t b = cnt[r] * sizeof(int64_t);
         hin[r] = malloc(bin + 8);
-        hout[r] = calloc(1, b + 8);
-        for (size_t i = 0; i < count * (size_t)p; i++)
+        hout[r] = calloc(1, (in_place ? bin : b) + 8);
+        for (size_t i = 0; i < total; i++)
             hin[r][i] = (int64_t)(i % 1013) * (r + 2) - r;
-        args[r] = (dpc_coll_args_t){.coll = DPC_REDUCE_SCATTER_BLOCK, .rank = r, .size = p,
-                                    .count = count, .dtype = DPC_INT64, .op = DPC_OP_SUM,
-                                    .sbuf = hin[r], .rbuf = hout[r]};
+        if (in_place)
+            memcpy(hout[r], hin[r], bin);
+        args[r] = (dpc_coll_args_t){.coll = vary ? DPC_REDUCE_SCATTER : DPC_REDUCE_SCATTER_BLOCK,
+                                    .rank = r, .size = p, .count = cnt[0],
+                                    .counts = vary ? cnt : NULL, .dtype = DPC_INT64,
+                                    .op = DPC_OP_SUM, .in_place = in_place,
+                                    .sbuf = in_place ? NULL : hin[r], .rbuf = hout[r]};
         memset(&pipes[r], 0, sizeof(pipes[r]));
         pipes[r].on = pipes[r].owner = true;
         din[r] = dout[r] = stage[r] = NULL;
@@ -380,7 +395,7 @@ static void run_rs_case(int p, size_t count, int mixed, uint64_t seed)
             pinned[npinned].p = slots[r], pinned[npinned++].n = sb;
             args[r].sbuf = din[r];
             args[r].rbuf = dout[r];
-            want += (unsigned long)(p - 1) * count;
+            want += (unsigned long)(p - 1) * cnt[r];
         }
     }
     dpc_sim_set_device(sim, &qops, ctx);
@@ -389,23 +404,23 @@ static void run_rs_case(int p, size_t count, int mixed, uint64_t seed)
     ck_assert_int_eq(dpc_sim_run(sim, &rs_pipe_algo, args, 60ull * 1000000000ull, st, em, NULL,
                                  NULL), DPC_OK);
     for (int r = 0; r < p; r++)
-        ck_assert_msg(st[r] == DPC_OK, "rs pipeline p=%d count=%zu rank %d: %s", p, count, r,
-                      em[r] ? em[r] : "?");
+        ck_assert_msg(st[r] == DPC_OK, "rs pipeline p=%d count=%zu how=%d rank %d: %s", p, count,
+                      how, r, em[r] ? em[r] : "?");
     dpc_sim_free_msgs(em, p);
     for (int r = 0; r < p; r++) {
         if (dout[r]) {
             open_arena(1);
-            memcpy(hout[r], dout[r], b);
+            memcpy(hout[r], dout[r], cnt[r] * sizeof(int64_t));
             open_arena(0);
         }
-        for (size_t i = 0; i < count; i++) {
-            /* element r*count+i of every rank's input: sum over q of
-             * ((r*count+i) % 1013)(q+2) - q */
-            int64_t e = (int64_t)(((size_t)r * count + i) % 1013);
+        for (size_t i = 0; i < cnt[r]; i++) {
+            /* element off[r]+i of every rank's input: sum over q of
+             * ((off[r]+i) % 1013)(q+2) - q */
+            int64_t e = (int64_t)((off[r] + i) % 1013);
             int64_t want_v = e * ((int64_t)p * (p + 3) / 2) - (int64_t)p * (p - 1) / 2;
-            ck_assert_msg(hout[r][i] == want_v, "rs pipeline p=%d count=%zu%s rank %d [%zu]: "
-                          "%lld, want %lld", p, count, mixed ? " mixed" : "", r, i,
-                          (long long)hout[r][i], (long long)want_v);
+            ck_assert_msg(hout[r][i] == want_v, "rs pipeline p=%d count=%zu how=%d rank %d [%zu]: "
+                          "%lld, want %lld", p, count, how, r, i, (long long)hout[r][i],
+                          (long long)want_v);
         }
     }
     ck_assert_uint_eq(dev_elems_reduced - before, want);
@@ -429,8 +444,8 @@ START_TEST(test_pipeline_reduce_scatter)
     chunk_bytes = 1024;
     for (unsigned pi = 0; pi < (quick ? 3u : 5u); pi++)
         for (unsigned ci = 0; ci < (quick ? 4u : 5u); ci++)
-            for (int mixed = 0; mixed < 2; mixed++)
-                run_rs_case(ps[pi], counts[ci], mixed, pi * 100 + ci * 10 + (uint64_t)mixed + 3);
+            for (int how = 0; how < 8; how++)
+                run_rs_case(ps[pi], counts[ci], how, pi * 100 + ci * 10 + (uint64_t)how + 3);
 }
 END_TEST
 

@@ -89,14 +89,13 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (total > INT32_MAX && !ti.contig)
         return dpc_raise(comm, MPI_ERR_COUNT, "%s: more than 2^31 elements of a non-contiguous "
                          "datatype", call);
-    /* Large equal-block calls run as a pipeline of owner chunks on every
+    /* Large calls (either form) run as a pipeline of owner chunks on every
      * rank alike when some rank has the CUDA plugin (pipeline.c); a rank
      * whose input and output are contiguous device buffers reduces its
      * block on its GPU there, with nothing copied back; other device
      * buffers are staged whole first. */
     bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
-    bool rs_pipe = coll == DPC_REDUCE_SCATTER_BLOCK && dpc_pipeline_owner(size) &&
-                   dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
+    bool rs_pipe = dpc_pipeline_owner(size) && dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
     bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
@@ -137,7 +136,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     j->base.bytes = (unsigned long long)total * (unsigned long long)ti.size;
     j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .count = j->counts[0],
                                   .counts = recvcounts ? j->counts : NULL, .dtype = ti.basic,
-                                  .op = dop, .size = size};
+                                  .op = dop, .size = size, .rank = rank};
     dpc_pipe_t *pp = &j->base.pipe;
     pp->on = pp->owner = rs_pipe;
     if (rs_dev) {

@@ -38,8 +38,9 @@ dpc_status_t dpc_pipeline_run_build(dpc_comm_t *c, const char *call, const dpc_c
                                     const dpc_algo_t **first)
 {
     choose_ctx_t cc = {c, call};
-    if (a->coll == DPC_REDUCE_SCATTER_BLOCK) {
-        *first = &dpc_algo_reduce_scatter_block_owner;
+    if (a->coll == DPC_REDUCE_SCATTER_BLOCK || a->coll == DPC_REDUCE_SCATTER) {
+        *first = a->coll == DPC_REDUCE_SCATTER ? &dpc_algo_reduce_scatter_owner
+                                               : &dpc_algo_reduce_scatter_block_owner;
         return dpc_pipeline_rs_build(a, pp, DPC_PIPE_CHUNK_BYTES, s);
     }
     return dpc_pipeline_build(a, pp, DPC_PIPE_CHUNK_BYTES, choose_chunk, &cc, s, first);

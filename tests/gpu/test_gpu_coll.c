@@ -178,7 +178,33 @@ static void run(int mode, long n)
         for (int i = 0; i < size; i++)
             tot += rc[i] = (int)(n > i ? n - i : 0);
         (void)tot;
+#ifdef FAKE_DEVICE
+        rbefore = fake_dev_reduces();
+        before = fake_dev_copies();
+#endif
         MPI_Reduce_scatter(din, dout, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+#ifdef FAKE_DEVICE
+        /* unequal blocks, 2 MiB and more in all: the same chunks (1 MiB of
+         * each block, as far as it goes), the own block's slices reduced
+         * on the device, one copy to the host per peer's slice */
+        if (on_device(mode) && (size_t)tot * sizeof(int) >= (2u << 20) && size > 1) {
+            unsigned long want_rs = 0, want_cp = 0;
+            for (int j = 0; j < size; j++) {
+                unsigned long ch = ((unsigned long)rc[j] * sizeof(int) + (1u << 20) - 1) >> 20;
+                if (j == rank)
+                    want_rs = dev_red ? ch * (unsigned long)(size - 1) : 0;
+                else
+                    want_cp += ch;
+            }
+            unsigned long rs_red = fake_dev_reduces() - rbefore, cp = fake_dev_copies() - before;
+            if (rs_red != want_rs || (dev_red && cp != want_cp)) {
+                failures++;
+                printf("FAILED: rank %d: reduce_scatter of %ld bytes made %lu device "
+                       "reductions (want %lu) and %lu copies (want %lu)\n", rank,
+                       tot * (long)sizeof(int), rs_red, want_rs, cp, want_cp);
+            }
+        }
+#endif
         get(mode, hout, dout, sizeof(int) * (size_t)rc[rank]);
         PMPI_Reduce_scatter(hin, ref, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         check("reduce_scatter", mode, n, hout, ref, sizeof(int) * (size_t)rc[rank]);
