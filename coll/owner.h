@@ -12,6 +12,14 @@ dpc_step_id_t dpc_owner_reduce_chain(dpc_sched_t *s, bool dev, char *dst, const 
                                      const dpc_step_id_t *ready, int p, size_t n,
                                      const dpc_coll_args_t *a);
 
+/* Elements of a block of `count` that fall in the chunk [e0, e0+n) (a
+ * reduce-scatter's chunk k is that slice of every block, as far as each
+ * goes). */
+static inline size_t dpc_in_chunk(size_t count, size_t e0, size_t n)
+{
+    return count > e0 ? (count - e0 < n ? count - e0 : n) : 0;
+}
+
 /* dst = src (bytes) once every step built from step `first` on is done. */
 void dpc_owner_copy_after_all(dpc_sched_t *s, int first, void *dst, const void *src,
                               size_t bytes);

@@ -25,12 +25,6 @@ static size_t rs_longest(const dpc_coll_args_t *a)
     return n;
 }
 
-/* Elements of a block of `count` in the chunk [e0, e0+ce). */
-static size_t in_chunk(size_t count, size_t e0, size_t ce)
-{
-    return count > e0 ? (count - e0 < ce ? count - e0 : ce) : 0;
-}
-
 size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes)
 {
     bool rs = a->coll != DPC_ALLREDUCE;
@@ -39,7 +33,7 @@ size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes)
         return 0;
     size_t ce = chunk_elems(n, es, chunk_bytes), mine = rs ? blk_count(a, a->rank) : n;
     for (size_t e0 = 0; e0 < n; e0 += ce) {
-        size_t cnt = in_chunk(mine, e0, ce);
+        size_t cnt = dpc_in_chunk(mine, e0, ce);
         /* allreduce: p-1 contributions to the own block of the chunk;
          * reduce-scatter: p-1 slices of the own block */
         total += !rs ? dpc_owner_slot_bytes(cnt, es, a->size)
@@ -72,7 +66,7 @@ dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *p
         dpc_sched_sub_end(s);
         if (st != DPC_OK)
             return st;
-        d.slots += (size_t)(a->size - 1) * in_chunk(mine, e0, ce) * es;
+        d.slots += (size_t)(a->size - 1) * dpc_in_chunk(mine, e0, ce) * es;
     }
     if (res)
         dpc_owner_copy_after_all(s, first, a->rbuf, res, mine * es);

@@ -19,12 +19,6 @@
 
 enum { TAG_SLICE = 1 };
 
-/* Elements of a block of `count` that fall in the chunk [e0, e0+n). */
-static size_t in_chunk(size_t count, size_t e0, size_t n)
-{
-    return count > e0 ? (count - e0 < n ? count - e0 : n) : 0;
-}
-
 dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0, size_t n,
                                             dpc_sched_t *s, const dpc_rs_dev_t *dev, char *res)
 {
@@ -32,7 +26,7 @@ dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0,
     size_t es = elsize(a), *off, *len;
     if (rank_blocks(a, 1, &off, &len))        /* bytes; the blocks back to back */
         return DPC_ERR_NOMEM;
-    size_t nr = in_chunk(len[r] / es, e0, n), rlen = nr * es;
+    size_t nr = dpc_in_chunk(len[r] / es, e0, n), rlen = nr * es;
     const char *in = dev ? dev->in : input_of(a);
     char *out = (dev ? dev->out : res ? res : (char *)a->rbuf) + e0 * es;
     dpc_status_t st = DPC_OK;
@@ -58,7 +52,7 @@ dpc_status_t dpc_reduce_scatter_owner_chunk(const dpc_coll_args_t *a, size_t e0,
     dpc_step_id_t sent0 = DPC_STEP_NONE;
     for (int k = 1; k < p; k++) {
         int j = (r + k) % p;
-        size_t nj = in_chunk(len[j] / es, e0, n), o = off[j] + e0 * es;
+        size_t nj = dpc_in_chunk(len[j] / es, e0, n), o = off[j] + e0 * es;
         if (nj == 0)
             continue;
         dpc_step_id_t staged = DPC_STEP_NONE;
