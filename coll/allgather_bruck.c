@@ -61,7 +61,10 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double p = a->size, n = 0;
     for (int i = 0; i < a->size; i++)
         n += (double)(blk_count(a, i) * elsize(a));
-    return log2_ceil(a->size) * c->alpha + (p - 1) / p * n * c->beta + n * c->gamma;
+    double t = (p - 1) / p * n * c->beta + n * c->gamma;
+    for (int k = 0; k < log2_ceil(a->size); k++)   /* n/p, 2n/p... */
+        t += msg_alpha(c, n / p * (double)(1u << k));
+    return t;
 }
 
 static uint64_t prefix_bytes(const dpc_coll_args_t *a, int r, int cnt)

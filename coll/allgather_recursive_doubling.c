@@ -95,9 +95,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = 0, pp = f.pp;
     for (int i = 0; i < a->size; i++)
         n += (double)(blk_count(a, i) * elsize(a));
-    double t = f.steps * c->alpha + (pp - 1) / pp * n * c->beta;
+    double t = (pp - 1) / pp * n * c->beta;
+    for (int k = 0; k < f.steps; k++)       /* doubling: n/pp, 2n/pp... */
+        t += msg_alpha(c, n / pp * (double)(1u << k));
     if (f.rem)
-        t += 2 * c->alpha + n / a->size * c->beta + n * c->beta;
+        t += msg_alpha(c, n / a->size) + msg_alpha(c, n) + n / a->size * c->beta + n * c->beta;
     return t;
 }
 

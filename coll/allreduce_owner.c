@@ -148,7 +148,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
-    return 2 * (p - 1) * c->alpha + 2 * (p - 1) / p * n * c->beta + (p - 1) / p * n * c->gamma;
+    return 2 * (p - 1) * msg_alpha(c, n / p) + 2 * (p - 1) / p * n * c->beta +
+           (p - 1) / p * n * c->gamma;
 }
 
 /* Every block but the own one goes out once as a contribution, and the own

@@ -120,10 +120,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
     double n = (double)(a->count * elsize(a)), pp = f.pp;
-    double t = 2 * f.steps * c->alpha + 2 * (pp - 1) / pp * n * c->beta +
-               (pp - 1) / pp * n * c->gamma;
+    double t = 2 * (pp - 1) / pp * n * c->beta + (pp - 1) / pp * n * c->gamma;
+    for (int k = 1; k <= f.steps; k++)      /* halves n/2, n/4...; the same back */
+        t += 2 * msg_alpha(c, n / (double)(1u << k));
     if (f.rem)
-        t += 2 * (c->alpha + n * c->beta) + n * c->gamma;
+        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * c->gamma;
     return t;
 }
 

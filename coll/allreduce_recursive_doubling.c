@@ -72,9 +72,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
     double n = (double)(a->count * elsize(a));
-    double t = f.steps * (c->alpha + n * c->beta + n * c->gamma);
+    double t = f.steps * (msg_alpha(c, n) + n * c->beta + n * c->gamma);
     if (f.rem)
-        t += 2 * (c->alpha + n * c->beta) + n * c->gamma;
+        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * c->gamma;
     return t;
 }
 

@@ -80,7 +80,12 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    return (a->size - 1) * c->alpha + (double)bytes_sent(a, a->rank) * c->beta;
+    /* messages of a block each (alltoallv: an average block, the same on
+     * every rank) */
+    double n = 0;
+    for (int i = 0; i < a->size; i++)
+        n += (double)(sblk_count(a, i) * elsize(a));
+    return (a->size - 1) * msg_alpha(c, n / a->size) + (double)bytes_sent(a, a->rank) * c->beta;
 }
 
 const dpc_algo_t dpc_algo_alltoall_pairwise = {

@@ -56,7 +56,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double n = (double)(a->count * elsize(a));
-    return log2_ceil(a->size) * (seg_count((size_t)n, seg_bytes(a)) * c->alpha + n * c->beta);
+    double S = seg_count((size_t)n, seg_bytes(a));
+    return log2_ceil(a->size) * (S * msg_alpha(c, n / S) + n * c->beta);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -70,7 +70,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return log2_ceil(a->size) * c->alpha + (p - 1) * S * c->alpha + 2 * (p - 1) / p * n * c->beta;
+    /* the scatter's messages halve from n/2; the ring's are segments */
+    double t = (p - 1) * S * msg_alpha(c, n / p / S) + 2 * (p - 1) / p * n * c->beta;
+    for (int k = 1; k <= log2_ceil(a->size); k++)
+        t += msg_alpha(c, n / (double)(1u << k));
+    return t;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

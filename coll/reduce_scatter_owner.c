@@ -129,7 +129,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
-    return (p - 1) * c->alpha + (p - 1) / p * n * (c->beta + c->gamma);
+    return (p - 1) * msg_alpha(c, n / p) + (p - 1) / p * n * (c->beta + c->gamma);
 }
 
 /* Every other rank's block, in one message each (none for an empty one). */

@@ -120,9 +120,12 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = 0, pp = f.pp;
     for (int i = 0; i < a->size; i++)
         n += (double)(blk_count(a, i) * elsize(a));
-    double t = f.steps * c->alpha + (pp - 1) / pp * n * (c->beta + c->gamma);
+    double t = (pp - 1) / pp * n * (c->beta + c->gamma);
+    for (int k = 1; k <= f.steps; k++)      /* halves: n/2, n/4... */
+        t += msg_alpha(c, n / (double)(1u << k));
     if (f.rem)
-        t += 2 * c->alpha + n * (c->beta + c->gamma) + n / a->size * c->beta;
+        t += msg_alpha(c, n) + msg_alpha(c, n / a->size) + n * (c->beta + c->gamma) +
+             n / a->size * c->beta;
     return t;
 }
 

@@ -4,7 +4,10 @@
  * left out, as the textbook does): ring 2(p-1) alpha + 2(p-1)/p n beta
  * against RD log2(p) (alpha + n beta) meet at
  *   n = (2(p-1) - log2 p) alpha / ((log2 p - 2(p-1)/p) beta)
- * = 4.4 MB at p = 8 and 72.3 MB at p = 512. The closed form above is the
+ * = 4.4 MB at p = 8 and 72.3 MB at p = 512 for a per-message alpha. The
+ * model prices a message beyond the mailboxes (8 KiB; all of them here) as
+ * a rendezvous, DPC_COST_RNDV_ALPHAS = 5 alphas, so its crossover is the
+ * same formula with 5 alpha: 22 MB and 361.6 MB. The closed form is the
  * independent reference; the model is searched numerically.
  */
 #include "config.h"
@@ -35,7 +38,7 @@ static void check_crossover(int p, double expect_mb)
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = p, .dtype = DPC_UINT8,
                          .seg_bytes = (size_t)1 << 40};
     double x = dpc_cost_crossover(rd, ring, &a, &c, 1, 1e12);
-    double want = closed_form(p, c.alpha, c.beta);
+    double want = closed_form(p, 5 * c.alpha, c.beta);   /* every message a rendezvous */
     ck_assert_msg(fabs(x - want) / want < 1e-6, "p=%d: model %.0f B, closed form %.0f B", p, x, want);
     ck_assert_msg(fabs(x / 1e6 - expect_mb) < 0.05 * expect_mb, "p=%d: crossover %.2f MB, textbook %.1f MB",
                   p, x / 1e6, expect_mb);
@@ -46,9 +49,9 @@ static void check_crossover(int p, double expect_mb)
     ck_assert(ring->cost(&a, &c) < rd->cost(&a, &c));
 }
 
-START_TEST(test_crossover_p8) { check_crossover(8, 4.4); }
+START_TEST(test_crossover_p8) { check_crossover(8, 22.0); }
 END_TEST
-START_TEST(test_crossover_p512) { check_crossover(512, 72.0); }
+START_TEST(test_crossover_p512) { check_crossover(512, 361.6); }
 END_TEST
 
 START_TEST(test_select)
@@ -65,9 +68,20 @@ START_TEST(test_select)
         a.rank = r;
         ck_assert_ptr_eq(dpc_cost_select(&a, &c), large);
     }
-    /* at p = 7 Rabenseifner pays for the fold: the ring is cheaper */
+    /* at p = 7 Rabenseifner pays for the fold: the ring (one message per
+     * step, as above) is cheaper */
     a.size = 7;
+    a.seg_bytes = (size_t)1 << 40;
     ck_assert_str_eq(dpc_cost_select(&a, &c)->name, "ring");
+    /* alltoall at 2 ranks: a 64 KiB block as a rendezvous (5 alphas) costs
+     * more than the direct one's two mailbox records and a kernel copy (4);
+     * a 4 KiB block as one mailbox record (1) less */
+    dpc_coll_args_t t = {.coll = DPC_ALLTOALL, .size = 2, .dtype = DPC_INT8, .count = 65536,
+                         .one_sided = true};
+    dpc_cost_params_t tc = {.alpha = 1e-6, .beta = 1e-10, .gamma = 1e-10};
+    ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "direct");
+    t.count = 4096;
+    ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
     /* Bruck alltoall cannot take per-rank counts: never selected for them */
     size_t cnt[4] = {1, 2, 3, 4};
     dpc_coll_args_t v = {.coll = DPC_ALLTOALL, .size = 4, .dtype = DPC_INT8, .count = 1,
