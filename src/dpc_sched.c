@@ -68,6 +68,7 @@ struct dpc_sched {
     int32_t *ready;          /* FIFO; each step enters once, so nsteps slots */
     int cap_ready;
     int ready_head, ready_tail;
+    int ready_scan;          /* entries before it are local steps (issue_transfers) */
     int ndone, inflight;
     void **scratch;
     int nscratch, cap_scratch;
@@ -606,41 +607,53 @@ static bool issue_step(dpc_sched_t *s, int id)
     return true;
 }
 
-/* With slicing, at most one slice of local work per call. */
+static bool is_transfer(int kind)
+{
+    return kind == STEP_SEND || kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT ||
+           kind == STEP_EXPOSE || kind == STEP_DCOPY || kind == STEP_DREDUCE;
+}
+
+/* Issues every ready transfer, sends first, and again those the first ones
+ * made ready (an expose's descriptor send), leaving the copies and
+ * reductions in the ready queue in their order. Transfers before local
+ * work: a receive whose message is already in a mailbox copies it out when
+ * posted, a read is a kernel copy, and every peer waiting for our data or
+ * our word would wait for our copies too. (Exposing is cheap and lets the
+ * peers start reading.) Only the entries queued since the last call are
+ * looked at: those before are local steps. */
+static void issue_transfers(dpc_sched_t *s)
+{
+    int start = s->ready_scan > s->ready_head ? s->ready_scan : s->ready_head;
+    for (int from = start; from < s->ready_tail && s->status == DPC_OK;) {
+        int tail = s->ready_tail;
+        for (int k = from; k < tail && s->status == DPC_OK; k++)
+            if (s->steps[s->ready[k]].kind == STEP_SEND)
+                issue_step(s, s->ready[k]);
+        for (int k = from; k < tail && s->status == DPC_OK; k++) {
+            int kind = s->steps[s->ready[k]].kind;
+            if (is_transfer(kind) && kind != STEP_SEND)
+                issue_step(s, s->ready[k]);
+        }
+        from = tail;
+    }
+    int keep = start;
+    for (int k = start; k < s->ready_tail; k++)
+        if (!is_transfer(s->steps[s->ready[k]].kind))
+            s->ready[keep++] = s->ready[k];
+    s->ready_tail = s->ready_scan = keep;
+}
+
+/* Local steps in order, each followed by the transfers it made ready; with
+ * slicing, at most one slice of local work per call. */
 static void run_ready(dpc_sched_t *s)
 {
+    issue_transfers(s);
     while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
         if (!issue_step(s, s->ready[s->ready_head]))
             return;
         s->ready_head++;
+        issue_transfers(s);
     }
-}
-
-/* Issues the transfers that can go now, sends first, and leaves copies and
- * reductions in the ready queue. Sends first: a receive whose message is
- * already in a mailbox copies it out when posted, and every peer waiting
- * for our data would wait for that copy too. */
-static void issue_transfers(dpc_sched_t *s)
-{
-    int keep = s->ready_head, tail = s->ready_tail;
-    for (int k = s->ready_head; k < tail && s->status == DPC_OK; k++)
-        if (s->steps[s->ready[k]].kind == STEP_SEND)
-            issue_step(s, s->ready[k]);
-    for (int k = s->ready_head; k < tail && s->status == DPC_OK; k++) {
-        int id = s->ready[k];
-        int kind = s->steps[id].kind;
-        /* exposing is cheap and lets the peers start reading */
-        if (kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT || kind == STEP_EXPOSE ||
-            kind == STEP_DCOPY || kind == STEP_DREDUCE)
-            issue_step(s, id);
-        else if (kind != STEP_SEND)
-            s->ready[keep++] = id;
-    }
-    /* steps that became ready meanwhile (successors of an expose) were
-     * queued after the old tail: keep them */
-    for (int k = tail; k < s->ready_tail; k++)
-        s->ready[keep++] = s->ready[k];
-    s->ready_tail = keep;
 }
 
 static dpc_status_t fail(dpc_sched_t *s);
@@ -806,7 +819,7 @@ static void reset(dpc_sched_t *s)
     s->nwaiting = 0;
     s->nscratch = 0;
     s->nsteps = s->nedges = 0;
-    s->ready_head = s->ready_tail = 0;
+    s->ready_head = s->ready_tail = s->ready_scan = 0;
     s->ndone = s->inflight = s->dev_inflight = 0;
     s->sub.on = false;
     s->pool_used = s->scratch_total = 0;
@@ -887,7 +900,7 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
         st->done = 0;
         st->xfer = NULL;
     }
-    s->ready_head = s->ready_tail = 0;
+    s->ready_head = s->ready_tail = s->ready_scan = 0;
     s->ndone = s->inflight = 0;
     s->status = DPC_OK;
     s->failed_step = -1;

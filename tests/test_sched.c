@@ -641,7 +641,8 @@ static uint64_t rec_now(dpc_transport_t *tp)
  * copies run, whatever the order the steps were declared in: a receive may
  * find its message already in a mailbox and copy it out on the spot, and
  * the peers waiting for our data would wait for that copy (and for ours).
- * Blocking and deferred starts alike. */
+ * Blocking and deferred starts alike; and transfers made ready later go
+ * before the local steps made ready with them. */
 START_TEST(test_sends_first)
 {
     rec_ops = (dpc_transport_ops_t){.isend = rec_isend, .irecv = rec_irecv,
@@ -672,6 +673,27 @@ START_TEST(test_sends_first)
         dpc_sched_destroy(s[1]);
         dpc_sim_destroy(sim);
     }
+    /* and later too: a receive's successors, a copy declared before a
+     * send, go send first */
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    int32_t src[4] = {1, 2, 3, 4}, dst[4] = {0}, in0[4] = {0}, in1[4] = {0};
+    rec_tp_t rt = {.base = {.ops = &rec_ops, .rank = 0, .size = 2},
+                   .inner = dpc_sim_transport(sim, 0), .watch = &dst[0]};
+    dpc_sched_params_t prm = {.tp = &rt.base, .tag_base = 1ull << 40, .mem = DPC_MEM_HOST};
+    dpc_sched_t *s[2] = {NULL, mk(sim, 1, 0)};
+    ck_assert_int_eq(dpc_sched_create(&prm, &s[0]), DPC_OK);
+    dpc_step_id_t r = dpc_sched_recv(s[0], 1, 7, in0, sizeof(in0), DPC_NO_DEPS);
+    dpc_sched_copy(s[0], dst, src, sizeof(src), DPC_AFTER(r));
+    dpc_sched_send(s[0], 1, 8, src, sizeof(src), DPC_AFTER(r));
+    dpc_sched_send(s[1], 0, 7, src, sizeof(src), DPC_NO_DEPS);
+    dpc_sched_recv(s[1], 0, 8, in1, sizeof(in1), DPC_NO_DEPS);
+    run_both_ok(sim, s);
+    ck_assert_msg(strcmp(rt.log, "rs") == 0, "issued in the order \"%s\"", rt.log);
+    ck_assert_int_eq(dst[3], 4);
+    ck_assert_int_eq(in1[3], 4);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
 }
 END_TEST
 
