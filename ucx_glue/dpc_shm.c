@@ -153,10 +153,10 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
  * at the first lap: a fresh 512 KiB ring costs 128 page faults on each
  * side, and a 2-rank allreduce of 4 KiB measured 5 us a call (against 1.3
  * once warm) for its first 30-odd calls. (The owner's side: MAP_POPULATE
- * at create.) Only where segments are small (SEG_BUDGET): each process
- * touches its own ring in each peer's segment and its own segment, so
- * memory stays np x SEG_BUDGET at most. A kernel without
- * MADV_POPULATE_WRITE (before Linux 5.14) faults them in as it goes. */
+ * at create.) Only where a segment is within SEG_BUDGET: then the memory
+ * made resident is at most SEG_BUDGET per process (its own segment, whose
+ * rings its peers write into). A kernel without MADV_POPULATE_WRITE (before
+ * Linux 5.14) faults the pages in as it goes. */
 static void prefault(const dpc_shm_t *s, int owner)
 {
 #ifdef MADV_POPULATE_WRITE
@@ -190,13 +190,13 @@ dpc_status_t dpc_shm_attach(dpc_shm_t *s, char *err, size_t errlen)
             return DPC_ERR_TRANSPORT;
         }
         s->segs[i] = p;
-        prefault(s, i);
         const seg_hdr_t *h = p;
         if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SEG_MAGIC ||
             h->nprocs != (uint32_t)s->nprocs || h->ring_bytes != s->ring_bytes) {
             snprintf(err, errlen, "shared-memory mailbox %s is not this job's", nm);
             return DPC_ERR_TRANSPORT;
         }
+        prefault(s, i);      /* (only a segment of this job's size) */
     }
     return DPC_OK;
 }
