@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include "dpc_coll.h"
+#include "dpc_config.h"
 #include "part.h"
 
 static inline size_t elsize(const dpc_coll_args_t *a)
@@ -67,11 +68,11 @@ static inline int rank_blocks(const dpc_coll_args_t *a, int concatenated, size_t
  * as one such message 2.57 us, as the direct bcast's two mailbox records
  * each way and one kernel copy (4 alphas) 1.92 us; a 64 KiB alltoall block
  * 5.78 against 5.24 us. */
-#define DPC_COST_MAILBOX_BYTES 8192.0
 #define DPC_COST_RNDV_ALPHAS 5.0
 static inline double msg_alpha(const dpc_cost_params_t *c, double bytes)
 {
-    return bytes > DPC_COST_MAILBOX_BYTES ? DPC_COST_RNDV_ALPHAS * c->alpha : c->alpha;
+    /* (the default mailbox size: the model is the same for every job) */
+    return bytes > (double)DPC_DEFAULT_SHM_MAX ? DPC_COST_RNDV_ALPHAS * c->alpha : c->alpha;
 }
 
 /* Segments of one block, for the cost model. */

@@ -20,8 +20,4 @@ static inline size_t dpc_in_chunk(size_t count, size_t e0, size_t n)
     return count > e0 ? (count - e0 < n ? count - e0 : n) : 0;
 }
 
-/* dst = src (bytes) once every step built from step `first` on is done. */
-void dpc_owner_copy_after_all(dpc_sched_t *s, int first, void *dst, const void *src,
-                              size_t bytes);
-
 #endif

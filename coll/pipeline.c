@@ -3,6 +3,7 @@
 #include "dpc_coll.h"
 #include "part.h"
 #include "owner.h"
+#include <stdlib.h>
 
 /* Elements per chunk: chunk_bytes, or fewer, larger chunks beyond
  * DPC_PIPE_MAX_CHUNKS. */
@@ -42,6 +43,21 @@ size_t dpc_pipeline_slot_bytes(const dpc_coll_args_t *a, size_t chunk_bytes)
     return total;
 }
 
+/* dst = src (bytes) once every step built from step `first` on is done. */
+static void copy_after_all(dpc_sched_t *s, int first, void *dst, const void *src, size_t bytes)
+{
+    int n = dpc_sched_nsteps(s) - first;
+    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)(n > 0 ? n : 1));
+    if (!all) {
+        dpc_sched_set_error(s, DPC_ERR_NOMEM);
+        return;
+    }
+    for (int i = 0; i < n; i++)
+        all[i] = first + i;
+    dpc_sched_copy(s, dst, src, bytes, all, n);
+    free(all);
+}
+
 dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
                                    size_t chunk_bytes, dpc_sched_t *s)
 {
@@ -69,7 +85,7 @@ dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *p
         d.slots += (size_t)(a->size - 1) * dpc_in_chunk(mine, e0, ce) * es;
     }
     if (res)
-        dpc_owner_copy_after_all(s, first, a->rbuf, res, mine * es);
+        copy_after_all(s, first, a->rbuf, res, mine * es);
     return DPC_OK;
 }
 

@@ -89,41 +89,17 @@ done:
     return st;
 }
 
-/* dst = src once every step from `first` on is done (every slice of the
- * input this rank sends has left). */
-void dpc_owner_copy_after_all(dpc_sched_t *s, int first, void *dst, const void *src, size_t bytes)
-{
-    int n = dpc_sched_nsteps(s) - first;
-    dpc_step_id_t *all = malloc(sizeof(dpc_step_id_t) * (size_t)(n > 0 ? n : 1));
-    if (!all) {
-        dpc_sched_set_error(s, DPC_ERR_NOMEM);
-        return;
-    }
-    for (int i = 0; i < n; i++)
-        all[i] = first + i;
-    dpc_sched_copy(s, dst, src, bytes, all, n);
-    free(all);
-}
-
-/* Equal blocks whole, on the host; unequal ones in place need the result
- * kept aside until every slice of the input has left (see above). */
+/* The whole call on the host: the pipeline's build (coll/pipeline.c) in
+ * one chunk the length of the longest block (it also keeps an unequal
+ * in-place result aside until every slice has left). */
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
-    size_t es = elsize(a), most = 0;
+    size_t most = 0;
     for (int i = 0; i < a->size; i++)
         if (blk_count(a, i) > most)
             most = blk_count(a, i);
-    if (!a->counts || !a->in_place || a->size == 1)
-        return dpc_reduce_scatter_owner_chunk(a, 0, most, s, NULL, NULL);
-    size_t mine = blk_count(a, a->rank) * es;
-    char *res = dpc_sched_scratch(s, mine);
-    if (!res && mine)
-        return DPC_ERR_NOMEM;
-    int first = dpc_sched_nsteps(s);
-    dpc_status_t st = dpc_reduce_scatter_owner_chunk(a, 0, most, s, NULL, res);
-    if (st == DPC_OK && mine)
-        dpc_owner_copy_after_all(s, first, a->rbuf, res, mine);
-    return st;
+    dpc_pipe_t host = {0};
+    return dpc_pipeline_rs_build(a, &host, most ? most * elsize(a) : 1, s);
 }
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)

@@ -17,6 +17,7 @@
  * reduce-scatter, allgather and all-to-all, 1 for bcast (nccl-tests).
  */
 #include "config.h"
+#include "warmup.h"
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
@@ -100,12 +101,8 @@ static void sync_with(int native)
 static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, double *nat)
 {
     double *t[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
-    /* warm-up: caches, endpoints, pools, and a lap of the mailboxes' rings
-     * (their first lap faults pages and lines in): 2 MiB's worth of calls,
-     * 3 to 500 of them */
-    size_t cb = out_elems(c, count) * sizeof(float);
-    int warm = cb ? (int)((2u << 20) / cb) : 500;
-    warm = warm < 3 ? 3 : warm > 500 ? 500 : warm;
+    /* warm-up: caches, endpoints, pools, and a lap of the mailboxes' rings */
+    int warm = warmup_calls(out_elems(c, count) * sizeof(float), 3);
     for (int side = 0; side < 2; side++)
         for (int k = 0; k < warm; k++) {
             sync_with(side);

@@ -14,6 +14,7 @@
  * network's would be fitted the same way on a multi-node run.
  */
 #include "config.h"
+#include "warmup.h"
 #include <math.h>
 #include <stdint.h>
 #include <mpi.h>
@@ -52,11 +53,7 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
 {
     double *t = malloc(sizeof(double) * (size_t)reps);
     int n = (int)a->count;
-    /* warm-up calls: enough to lap the mailboxes' rings once (their first
-     * lap faults pages and lines in), at least 2 */
-    size_t bytes = dpc_coll_bytes(a);
-    int warm = bytes ? (int)((2u << 20) / bytes) : 500;
-    warm = warm < 2 ? 2 : warm > 500 ? 500 : warm;
+    int warm = warmup_calls(dpc_coll_bytes(a), 2);
     for (int k = -warm; k < reps; k++) {
         int one = 1, s;
         MPI_Allreduce(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
