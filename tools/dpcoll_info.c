@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 #ifdef DPC_HAVE_CUDA
     printf("  CUDA:            built with CUDA: libdpcoll_cuda.so is loaded at MPI_Init when a GPU "
            "and driver are present (DPCOLL_LOG_LEVEL=2 says which); device buffers are then "
-           "staged through pinned host memory (allreduces and equal-block reduce-scatters of 2 MiB "
+           "staged through pinned host memory (allreduces and reduce-scatters of 2 MiB "
            "and more in a pipeline of "
            "1 MiB chunks, reduced on the GPU unless DPCOLL_DEVICE_REDUCE=0)\n");
 #else
