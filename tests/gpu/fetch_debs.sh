@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$here/debs"
 cd "$here/debs"
 pkgs="mpich libmpich12 libucx0 libhwloc15 libnuma1 libibverbs1 librdmacm1 libgfortran5
-      libsubunit0 libslurm38 hwloc-nox ibverbs-providers"
+      libsubunit0 libslurm38 hwloc-nox ibverbs-providers libudev1"
 apt-get download $pkgs
 # the CUDA runtime the build links (the device machine may have only the driver)
 mkdir -p lib

@@ -3,9 +3,13 @@
 #   here:   tests/gpu/fetch_debs.sh; ./scripts/setup.sh; make -C _build check TESTS=
 #   device: run carry=["tests/gpu/debs", "_build"] command="tests/gpu/run.sh"
 # Unpacks the carried .debs into tests/gpu/prefix (dpkg -x), puts MPICH and
-# UCX on PATH/LD_LIBRARY_PATH, and with the build carried from here runs the
-# device-buffer tests at 2, 3 and 4 ranks on the GPU and the device-buffer
-# benchmark at 2 and 4 ranks. Everything it prints also goes to $OUT/gpu.log.
+# UCX on PATH/LD_LIBRARY_PATH, and with the build carried from here runs, in
+# order of importance (so that a run cut short still brings the most back):
+# the device kernels against the host kernels; the device-buffer tests at
+# 2 ranks; the device-buffer benchmark at 2 ranks; the tests at 3 and 4
+# ranks; the benchmark at 4 ranks; host reductions (DPCOLL_DEVICE_REDUCE=0).
+# Everything it prints also goes to $OUT/gpu.log (each benchmark to its own
+# file too). GPU_RUN_QUICK=1: smaller benchmark (for a rehearsal).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$top/tests/gpu/out}
@@ -16,30 +20,71 @@ mkdir -p "$prefix"
 for d in "$top"/tests/gpu/debs/*.deb; do
     [ -f "$d" ] && dpkg -x "$d" "$prefix"
 done
+lib="$prefix/usr/lib/x86_64-linux-gnu"
 export PATH="$prefix/usr/bin:$PATH"
-export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu:$top/_build/.libs:$top/tests/gpu/debs/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH="$lib:$prefix/lib/x86_64-linux-gnu:$top/_build/.libs:$top/tests/gpu/debs/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+# UCX looks for its transport modules (cma, ib) where Debian installs them
+export UCX_MODULE_DIR="$lib/ucx"
 export DPCOLL_CUDA_PLUGIN="$top/_build/.libs/libdpcoll_cuda.so"
 export DPCOLL_LOG_LEVEL=2
+# MPICH's launcher resolves this host's name; a bare VM may not know it
+getent hosts "$(hostname)" >/dev/null 2>&1 || echo "127.0.0.1 $(hostname)" >>/etc/hosts
 mpiexec=$(command -v mpiexec.hydra || command -v mpiexec)
-echo "== machine"; nvidia-smi -L 2>&1 | head -4; nproc
+t=$top/_build/tests
+echo "== machine: $(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-?}"), $(nproc) cores, $(uname -r)"
+nvidia-smi -L 2>&1 | head -4
+nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader 2>&1 | head -2
 echo "== mpiexec: $mpiexec"
+for b in "$t/test_gpu_coll" "$t/bench_gpu" "$DPCOLL_CUDA_PLUGIN" "$(command -v mpiexec.hydra)"; do
+    ldd "$b" 2>&1 | grep -i "not found" | sed "s|^|missing for $(basename "$b"):|"
+done
+# a hang ends in a minute with the rank it waited for, not at the call's limit
+export DPCOLL_TIMEOUT=60
+# one quick launch first: if MPICH cannot start here as it is, try the plain
+# local launcher with UCX's shared-memory transports only
+if ! LD_PRELOAD="$top/_build/.libs/libdpcoll.so" timeout 60 "$mpiexec" -n 2 "$t/test_mpi_preload" >/dev/null 2>&1; then
+    echo "== a 2-rank launch failed as configured; retrying with -launcher fork, UCX_TLS=self,sm"
+    export UCX_TLS=self,sm HYDRA_LAUNCHER=fork
+    LD_PRELOAD="$top/_build/.libs/libdpcoll.so" timeout 60 "$mpiexec" -n 2 "$t/test_mpi_preload" 2>&1 | tail -20
+fi
 fail=0
-for np in 2 3 4; do
-    echo "== device-buffer tests, $np ranks"
-    timeout 300 "$mpiexec" -n $np "$top/_build/tests/test_gpu_coll"; rc=$?
-    [ $rc = 77 ] && echo "(skipped: on the device machine that means no usable GPU or driver)"
+begin=$(date +%s)
+budget=${GPU_RUN_BUDGET:-480}
+step() {   # step NAME TIMEOUT COMMAND...: runs it, notes a failure
+    name=$1 lim=$2
+    shift 2
+    left=$((budget - ($(date +%s) - begin)))
+    if [ $left -lt 20 ]; then
+        echo "== $name: not run (the run's ${budget} s are spent)"
+        fail=1
+        return
+    fi
+    [ "$lim" -gt $left ] && lim=$left
+    echo "== $name"
+    s0=$(date +%s)
+    timeout "$lim" "$@"; rc=$?
+    echo "   ($name: exit $rc, $(( $(date +%s) - s0 )) s)"
+    [ $rc = 77 ] && echo "   (skipped: on the device machine that means no usable GPU or driver)"
     [ $rc = 0 ] || fail=1
+}
+quick=${GPU_RUN_QUICK:-0}
+if [ "$quick" = 1 ]; then big=4 reps=3; else big=256 reps=9; fi
+step "device reduction kernels against the host kernels" 120 "$t/test_gpu_reduce"
+step "device-buffer tests, 2 ranks" 180 "$mpiexec" -n 2 "$t/test_gpu_coll"
+step "device-buffer benchmark, 2 ranks" 240 bash -o pipefail -c "'$mpiexec' -n 2 '$t/bench_gpu' $big $reps | tee '$out/bench_np2.txt'"
+for np in 3 4; do
+    step "device-buffer tests, $np ranks" 180 "$mpiexec" -n $np "$t/test_gpu_coll"
 done
-echo "== MPI integration (host buffers) on this machine, 2 ranks"
-timeout 300 "$mpiexec" -n 2 "$top/_build/tests/test_mpi_nbc" || fail=1
-for np in 2 4; do
-    echo "== device-buffer allreduce benchmark, $np ranks"
-    timeout 300 "$mpiexec" -n $np "$top/_build/tests/bench_gpu" 256 9 || fail=1
-done
-echo "== the same at 2 ranks with the reductions on the host (DPCOLL_DEVICE_REDUCE=0)"
-DPCOLL_DEVICE_REDUCE=0 timeout 300 "$mpiexec" -n 2 "$top/_build/tests/bench_gpu" 256 9 || fail=1
-echo "== device-buffer tests with host reductions, 2 ranks"
-DPCOLL_DEVICE_REDUCE=0 timeout 300 "$mpiexec" -n 2 "$top/_build/tests/test_gpu_coll" || fail=1
+step "device-buffer benchmark, 4 ranks" 240 bash -o pipefail -c "'$mpiexec' -n 4 '$t/bench_gpu' $big $reps | tee '$out/bench_np4.txt'"
+step "device-buffer allreduce with the reductions on the host (DPCOLL_DEVICE_REDUCE=0), 2 ranks" 120 \
+    bash -o pipefail -c "DPCOLL_DEVICE_REDUCE=0 '$mpiexec' -n 2 '$t/bench_gpu' $big $reps allreduce | tee '$out/bench_np2_hostreduce.txt'"
+step "device-buffer tests with host reductions, 2 ranks" 180 \
+    env DPCOLL_DEVICE_REDUCE=0 "$mpiexec" -n 2 "$t/test_gpu_coll"
+step "MPI integration (host buffers), 2 ranks" 120 "$mpiexec" -n 2 "$t/test_mpi_nbc"
+if command -v compute-sanitizer >/dev/null 2>&1; then
+    step "device reduction kernels under compute-sanitizer (memcheck)" 120 \
+        compute-sanitizer --tool memcheck --error-exitcode 9 "$t/test_gpu_reduce"
+fi
 echo "== gpu run: $([ $fail = 0 ] && echo passed || echo FAILED)"
 echo $fail > "$out/status"
 }

@@ -52,6 +52,11 @@ out=$(DPCOLL_CUDA=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so"
 check "... and without the staging (DPCOLL_CUDA=0) host code would touch them: the test fails" \
     test $rc -ne 0
 gpu="$top_builddir/tests/test_gpu_coll"
+if [ -x "$top_builddir/tests/test_gpu_reduce" ]; then
+    echo "== device reduction kernels against the host kernels"
+    "$top_builddir/tests/test_gpu_reduce"; rc=$?
+    [ $rc = 0 ] || [ $rc = 77 ] || fail=1
+fi
 if [ -x "$gpu" ]; then
     echo "== device buffers (CUDA build), 2 ranks"
     mpi 2 "$gpu"; rc=$?
