@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#define DPC_CUDA_PLUGIN_VERSION 2
+#define DPC_CUDA_PLUGIN_VERSION 3
 
 typedef struct dpc_cuda_plugin {
     int version;
@@ -40,6 +40,17 @@ typedef struct dpc_cuda_plugin {
     void (*event_destroy)(void *ev);
     int (*event_record)(void *ev, void *stream);
     int (*event_query)(void *ev);
+    /* Makes each of the n streams wait (on the device, without blocking the
+     * host) for all the work the calling thread has queued so far on CUDA's
+     * default streams, the legacy one and its per-thread one. Why: a
+     * cudaMemcpy from pageable memory into device memory returns before the
+     * data land there, and our streams are non-blocking ones, which CUDA
+     * does not order after the default stream; without this wait a
+     * collective can read a device buffer the program has just filled and
+     * get the old contents. Work on the program's own streams is the
+     * program's to synchronize before the call, as with any CUDA-aware MPI.
+     * (version 3) */
+    int (*order_after_user)(void *const *streams, int n);
 } dpc_cuda_plugin_t;
 
 /* The one symbol the plugin exports. */

@@ -92,7 +92,32 @@ static int event_query(void *ev)
     return e == cudaSuccess ? 0 : e == cudaErrorNotReady ? 1 : (int)e;
 }
 
+/* One event per thread and default stream: recorded, then waited on by
+ * every stream, in the calling thread alone (another thread's record cannot
+ * slip in between). Created at a thread's first call, never freed: a few
+ * per thread. */
+static __thread cudaEvent_t user_ev[2];
+
+static int order_after_user(void *const *streams, int n)
+{
+    static const cudaStream_t defaults[2] = {cudaStreamLegacy, cudaStreamPerThread};
+    for (int d = 0; d < 2; d++) {
+        cudaError_t e;
+        if (!user_ev[d] &&
+            (e = cudaEventCreateWithFlags(&user_ev[d], cudaEventDisableTiming)) != cudaSuccess)
+            return (int)e;
+        if ((e = cudaEventRecord(user_ev[d], defaults[d])) != cudaSuccess)
+            return (int)e;
+        for (int i = 0; i < n; i++)
+            if (streams[i] &&
+                (e = cudaStreamWaitEvent((cudaStream_t)streams[i], user_ev[d], 0)) != cudaSuccess)
+                return (int)e;
+    }
+    return 0;
+}
+
 static const dpc_cuda_plugin_t plugin = {
+    .order_after_user = order_after_user,
     .version = DPC_CUDA_PLUGIN_VERSION,
     .event_create = event_create, .event_destroy = event_destroy,
     .event_record = event_record, .event_query = event_query,

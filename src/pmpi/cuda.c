@@ -24,6 +24,8 @@ const dpc_cuda_plugin_t *dpc_cuda;
 static void *stream;
 static char status[256] = "not built with CUDA";
 
+static void queue_streams(void);
+
 void dpc_cuda_load(void)
 {
     const char *v = getenv("DPCOLL_CUDA"), *env = getenv("DPCOLL_CUDA_PLUGIN");
@@ -54,6 +56,7 @@ void dpc_cuda_load(void)
     int n = p ? p->init(why, sizeof(why)) : -1;
     if (p && n > 0 && p->stream_create(&stream) == 0) {
         dpc_cuda = p;
+        queue_streams();
         snprintf(status, sizeof(status), "on, %d device%s", n, n > 1 ? "s" : "");
         return;
     }
@@ -178,6 +181,25 @@ static int span(MPI_Datatype dt, int n, const int *counts, int count, const int 
     return MPI_SUCCESS;
 }
 
+/* Does the call write every byte of the span d describes? Only when its
+ * type has no holes and the blocks tile the span (receive blocks may not
+ * overlap, so their sizes adding up to the span's length is enough). */
+static bool span_filled(const dpc_span_t *d)
+{
+    MPI_Aint lb, ext, tlb, text, lo, hi;
+    int size;
+    if (PMPI_Type_get_extent(d->dt, &lb, &ext) || PMPI_Type_get_true_extent(d->dt, &tlb, &text) ||
+        PMPI_Type_size(d->dt, &size) || (MPI_Aint)size != ext || text != ext ||
+        span(d->dt, d->n, d->counts, d->count, d->displs, &lo, &hi))
+        return false;
+    MPI_Aint sum = 0;
+    for (int i = 0; i < (d->counts ? d->n : 1); i++) {
+        int c = d->counts ? d->counts[i] : d->count;
+        sum += c > 0 ? (MPI_Aint)c * ext : 0;
+    }
+    return sum == hi - lo;
+}
+
 int dpc_stage_in(dpc_stage_t *st, const void *dev, MPI_Datatype dt, int n, const int *counts,
                  int count, const int *displs, bool copy_in, void **host)
 {
@@ -236,12 +258,20 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, 
     *hs = (void *)sbuf;
     *hr = rbuf;
     int err = MPI_SUCCESS;
-    /* the receive side is filled too: parts of its span the call does not
-     * write (gaps of a datatype, between blocks) go back unchanged */
-    if (dpc_cuda_is_device(sbuf))
+    bool dev_s = dpc_cuda_is_device(sbuf), dev_r = dpc_cuda_is_device(rbuf);
+    if ((dev_s || dev_r) && (err = dpc_cuda_order_after_user(comm, call)))
+        return err;
+    /* The receive side is copied in too when the call reads it (in place,
+     * a bcast: sbuf NULL), or leaves parts of its span unwritten (gaps of a
+     * datatype, between blocks: they must go back unchanged). Otherwise
+     * the call writes all of it, and a copy in would be wasted. */
+    bool r_out_only = dev_r && sbuf && span_filled(&rd);
+    if (dev_s)
         err = dpc_stage_in(ss, sbuf, sd.dt, sd.n, sd.counts, sd.count, sd.displs, true, hs);
-    if (!err && dpc_cuda_is_device(rbuf))
-        err = dpc_stage_in(rs, rbuf, rd.dt, rd.n, rd.counts, rd.count, rd.displs, true, hr);
+    if (!err && dev_r) {
+        err = dpc_stage_in(rs, rbuf, rd.dt, rd.n, rd.counts, rd.count, rd.displs, !r_out_only, hr);
+        rs->out_only = r_out_only;
+    }
     if (err) {
         dpc_stage_free(ss);
         dpc_stage_free(rs);
@@ -292,7 +322,7 @@ static int copy_in(dpc_stage_t *st)
 {
     size_t len = (size_t)(st->hi - st->lo);
     int rc;
-    if (st->host && len && ((rc = dpc_cuda->copy_async(st->host, (char *)st->dev + st->lo, len,
+    if (st->host && len && !st->out_only && ((rc = dpc_cuda->copy_async(st->host, (char *)st->dev + st->lo, len,
                                                        stream)) ||
                             (rc = dpc_cuda->stream_sync(stream)))) {
         dpc_log(DPC_LOG_ERROR, "device to host copy: %s", dpc_cuda->error_string(rc));
@@ -350,6 +380,34 @@ static struct {
 static const char *const queue_what[NQUEUE] = {"device to host copy", "host to device copy",
                                                "device reduction"};
 
+/* All streams exist from the start, so that a call's order_after_user
+ * reaches each one a later step of it may use (and no thread creates one
+ * while another waits on them). One that fails is tried again at its first
+ * use (queue_open). */
+static void *all_streams[NQUEUE + 1];   /* the queues' and the staging stream */
+
+static void queue_streams(void)
+{
+    all_streams[NQUEUE] = stream;
+    for (int k = 0; k < NQUEUE; k++) {
+        int rc = dpc_cuda->stream_create(&dv.stream[k]);
+        if (rc) {
+            dv.stream[k] = NULL;
+            dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
+        }
+        all_streams[k] = dv.stream[k];
+    }
+}
+
+int dpc_cuda_order_after_user(MPI_Comm comm, const char *call)
+{
+    int rc = dpc_cuda->order_after_user(all_streams, NQUEUE + 1);
+    return rc ? dpc_raise(comm, MPI_ERR_OTHER, "%s: cannot order the copies of device buffers "
+                          "after the program's work on the default stream: %s", call,
+                          dpc_cuda->error_string(rc))
+              : MPI_SUCCESS;
+}
+
 /* The queue's stream and a slot for its next event (rc != 0: logged). */
 static dpc_status_t queue_open(int queue, void **ev)
 {
@@ -359,6 +417,7 @@ static dpc_status_t queue_open(int queue, void **ev)
         dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
         return DPC_ERR_TRANSPORT;
     }
+    all_streams[queue] = dv.stream[queue];   /* (one queue_streams could not make) */
     if (dv.tail[queue] == dv.cap[queue]) {
         int ncap = dv.cap[queue] ? 2 * dv.cap[queue] : 64;
         pend_t *n = realloc(dv.q[queue], sizeof(pend_t) * (size_t)ncap);
@@ -472,6 +531,7 @@ void dpc_cuda_fini(void)
         dpc_cuda->event_destroy(dv.spare_ev[i]);
     free(dv.spare_ev);
     memset(&dv, 0, sizeof(dv));
+    memset(all_streams, 0, sizeof(all_streams));
     pinned_fini();
 }
 

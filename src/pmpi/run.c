@@ -285,6 +285,12 @@ int dpc_op_start(dpc_req_t *op)
     dpc_comm_t *c = op->c;
     dpc_coll_args_t *a = &j->a;
     int err;
+    /* device data are read anew at each start (a persistent call's too):
+     * after what the program queued before it (a fresh staged call was
+     * ordered and copied by dpc_stage_pair) */
+    bool dev = (j->dev_staged && !j->dev_fresh) || j->pipe.dev_in || j->pipe.dev_out;
+    if (dev && (err = dpc_cuda_order_after_user(op->comm, j->call)))
+        return err;
     if (j->dev_staged && (err = dpc_job_stage_in(j, op->comm)))
         return err;
     if (j->prepare && (err = j->prepare(j, op->comm)))

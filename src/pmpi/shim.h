@@ -134,6 +134,7 @@ typedef struct dpc_stage {
     void *dev;
     char *host;
     MPI_Aint lo, hi;
+    bool out_only;   /* the call writes all of it: never copied in */
 } dpc_stage_t;
 struct dpc_job {
     dpc_coll_args_t a;

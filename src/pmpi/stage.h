@@ -8,6 +8,10 @@
 extern const struct dpc_cuda_plugin *dpc_cuda;   /* NULL: host buffers only */
 void dpc_cuda_load(void);
 bool dpc_cuda_is_device(const void *p);
+/* Orders all of libdpcoll's CUDA streams after the work the calling thread
+ * queued on CUDA's default streams (dpc_cuda.h, order_after_user): every
+ * call with a device buffer, before its first copy or kernel. */
+int dpc_cuda_order_after_user(MPI_Comm comm, const char *call);
 
 
 /* A host copy of the part of dev that n blocks (counts/displs, or count

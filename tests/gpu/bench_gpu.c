@@ -140,14 +140,18 @@ static double time_staged(int c, size_t b)
     return median_slowest();
 }
 
-/* Median time of one cudaMemcpy of b bytes (slowest rank). */
+/* Median time of one cudaMemcpy of b bytes (slowest rank). A device-to-
+ * device copy, the GPU's own speed for scale, runs on rank 0 alone: ranks
+ * sharing one GPU would otherwise time its switching between processes. */
 static double time_copy(void *dst, const void *src, size_t b, enum cudaMemcpyKind k)
 {
     for (int r = 0; r < reps; r++) {
         PMPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        cudaMemcpy(dst, src, b, k);
-        cudaDeviceSynchronize();
+        if (k != cudaMemcpyDeviceToDevice || rank == 0) {
+            cudaMemcpy(dst, src, b, k);
+            cudaDeviceSynchronize();
+        }
         t[r] = MPI_Wtime() - t0;
     }
     return median_slowest();

@@ -45,15 +45,73 @@ __attribute__((visibility("default"))) void *fake_dev_alloc(size_t n)
     return arena + at;
 }
 
-/* Copies with the arena opened for the duration (any direction); the test's
- * own (fake_dev_copy) are not counted, libdpcoll's (copy_async) are. */
-__attribute__((visibility("default"))) void fake_dev_copy(void *dst, const void *src, size_t n)
+/* A copy with the arena opened for the duration (any direction). */
+static void copy_now(void *dst, const void *src, size_t n)
 {
     pthread_mutex_lock(&lock);
     mprotect(arena, used, PROT_READ | PROT_WRITE);
     memmove(dst, src, n);
     mprotect(arena, used, PROT_NONE);
     pthread_mutex_unlock(&lock);
+}
+
+static int is_device(const void *p);
+
+/*
+ * The program's own copies (fake_dev_copy: the tests' cudaMemcpy) model
+ * CUDA's default stream: a copy from host memory into device memory
+ * returns once the source is taken (here: duplicated) but lands later,
+ * when the next copy of the program runs (the default stream is in order)
+ * or when libdpcoll orders its streams after the program's work
+ * (order_after_user). libdpcoll's own streams do not wait for it, as
+ * CUDA's non-blocking streams do not: a call that reads a device buffer
+ * without ordering first reads what was there before. libdpcoll's copies
+ * (copy_async) are counted, the program's are not.
+ */
+typedef struct landing { void *dst; void *src; size_t n; struct landing *next; } landing_t;
+static landing_t *landing_first, **landing_last = &landing_first;
+static pthread_mutex_t landing_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void land_all(void)
+{
+    pthread_mutex_lock(&landing_lock);
+    landing_t *l = landing_first;
+    landing_first = NULL;
+    landing_last = &landing_first;
+    for (landing_t *next; l; l = next) {
+        next = l->next;
+        copy_now(l->dst, l->src, l->n);
+        free(l->src);
+        free(l);
+    }
+    pthread_mutex_unlock(&landing_lock);
+}
+
+__attribute__((visibility("default"))) void fake_dev_copy(void *dst, const void *src, size_t n)
+{
+    land_all();
+    landing_t *l = is_device(dst) && !is_device(src) && n ? malloc(sizeof(*l)) : NULL;
+    if (l && (l->src = malloc(n))) {
+        memcpy(l->src, src, n);
+        l->dst = dst;
+        l->n = n;
+        l->next = NULL;
+        pthread_mutex_lock(&landing_lock);
+        *landing_last = l;
+        landing_last = &l->next;
+        pthread_mutex_unlock(&landing_lock);
+        return;
+    }
+    free(l);
+    copy_now(dst, src, n);
+}
+
+static int order_after_user(void *const *streams, int n)
+{
+    (void)streams;
+    (void)n;
+    land_all();
+    return 0;
 }
 
 __attribute__((visibility("default"))) unsigned long fake_dev_copies(void)
@@ -110,7 +168,7 @@ static void run_until(fstream_t *s, int upto)
     while (s->head < upto) {
         fwork_t *w = &s->q[s->head++ % 4096];
         if (w->dt == COPY) {
-            fake_dev_copy(w->dst, w->a, w->n);
+            copy_now(w->dst, w->a, w->n);
             continue;
         }
         pthread_mutex_lock(&lock);
@@ -237,6 +295,7 @@ static const dpc_cuda_plugin_t plugin = {
     .host_free = host_free, .error_string = error_string,
     .event_create = event_create, .event_destroy = event_destroy,
     .event_record = event_record, .event_query = event_query,
+    .order_after_user = order_after_user,
 };
 
 __attribute__((visibility("default"))) const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version)

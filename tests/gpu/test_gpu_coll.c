@@ -80,8 +80,9 @@ static void fill(int *h, long n, int salt)
 static void run(int mode, long n)
 {
     size_t b = sizeof(int) * (size_t)n, bp = b * (size_t)size;
-    int *hin = malloc(bp), *hout = malloc(bp), *ref = malloc(bp);
-    void *din = buf_alloc(mode, bp), *dout = buf_alloc(mode, bp);
+    size_t bpx = bp + sizeof(int) * 2 * (size_t)size;   /* room for allgatherv's gaps */
+    int *hin = malloc(bpx), *hout = malloc(bpx), *ref = malloc(bpx);
+    void *din = buf_alloc(mode, bpx), *dout = buf_alloc(mode, bpx);
     MPI_Request r;
     /* allreduce, out of place, in place, nonblocking */
     fill(hin, n, 1);
@@ -213,7 +214,18 @@ static void run(int mode, long n)
     /* allgather, bcast, alltoall */
     fill(hin, n, 3);
     put(mode, din, hin, b);
+#ifdef FAKE_DEVICE
+    before = fake_dev_copies();
+#endif
     MPI_Allgather(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD);
+#ifdef FAKE_DEVICE
+    /* the call writes all of its output: copied out, never in */
+    if (on_device(mode) && n > 0 && fake_dev_copies() - before != 2) {
+        failures++;
+        printf("FAILED: rank %d: allgather of %zu bytes made %lu device copies, want 2 (the input "
+               "in, the output out)\n", rank, bp, fake_dev_copies() - before);
+    }
+#endif
     get(mode, hout, dout, bp);
     PMPI_Allgather(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
     check("allgather", mode, n, hout, ref, bp);
@@ -231,20 +243,26 @@ static void run(int mode, long n)
     get(mode, hout, dout, bp);
     PMPI_Alltoall(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
     check("ialltoall", mode, n, hout, ref, bp);
-    /* v-variants: rank i's block has n - i elements (at least 0) */
+    /* v-variants: rank i's block has n - i elements (at least 0); allgatherv
+     * leaves two elements between blocks, which must come back unchanged
+     * (the receive side is copied in first: the call does not write it all) */
     int *cnt = malloc(sizeof(int) * size), *dis = malloc(sizeof(int) * size);
     for (int i = 0, at = 0; i < size; i++) {
         cnt[i] = (int)(n > i ? n - i : 0);
         dis[i] = at;
+        at += cnt[i] + 2;
+    }
+    for (size_t i = 0; i < bpx / sizeof(int); i++)
+        hout[i] = ref[i] = -7 - (int)(i % 5);
+    put(mode, dout, hout, bpx);
+    MPI_Allgatherv(din, cnt[rank], MPI_INT, dout, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    get(mode, hout, dout, bpx);
+    PMPI_Allgatherv(hin, cnt[rank], MPI_INT, ref, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    check("allgatherv (gaps between blocks)", mode, n, hout, ref, bpx);
+    for (int i = 0, at = 0; i < size; i++) {
+        dis[i] = at;
         at += cnt[i];
     }
-    memset(hout, 0, bp);
-    memset(ref, 0, bp);
-    put(mode, dout, hout, bp);
-    MPI_Allgatherv(din, cnt[rank], MPI_INT, dout, cnt, dis, MPI_INT, MPI_COMM_WORLD);
-    get(mode, hout, dout, bp);
-    PMPI_Allgatherv(hin, cnt[rank], MPI_INT, ref, cnt, dis, MPI_INT, MPI_COMM_WORLD);
-    check("allgatherv", mode, n, hout, ref, bp);
     /* alltoallv: ranks i and j exchange n - (i + j) % 3 elements (at least 0) */
     for (int j = 0, at = 0; j < size; j++) {
         long c = n - (rank + j) % 3;
