@@ -259,7 +259,7 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, 
     *hr = rbuf;
     int err = MPI_SUCCESS;
     bool dev_s = dpc_cuda_is_device(sbuf), dev_r = dpc_cuda_is_device(rbuf);
-    if ((dev_s || dev_r) && (err = dpc_cuda_order_after_user(comm, call)))
+    if ((dev_s || dev_r) && (err = dpc_cuda_order_after_user(comm, call, DPC_ORDER_STAGING)))
         return err;
     /* The receive side is copied in too when the call reads it (in place,
      * a bcast: sbuf NULL), or leaves parts of its span unwritten (gaps of a
@@ -399,9 +399,11 @@ static void queue_streams(void)
     }
 }
 
-int dpc_cuda_order_after_user(MPI_Comm comm, const char *call)
+int dpc_cuda_order_after_user(MPI_Comm comm, const char *call, dpc_order_t which)
 {
-    int rc = dpc_cuda->order_after_user(all_streams, NQUEUE + 1);
+    /* only the streams the call will use: each wait costs a driver call */
+    int rc = which == DPC_ORDER_STAGING ? dpc_cuda->order_after_user(&all_streams[NQUEUE], 1)
+                                        : dpc_cuda->order_after_user(all_streams, NQUEUE);
     return rc ? dpc_raise(comm, MPI_ERR_OTHER, "%s: cannot order the copies of device buffers "
                           "after the program's work on the default stream: %s", call,
                           dpc_cuda->error_string(rc))

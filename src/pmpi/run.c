@@ -288,8 +288,11 @@ int dpc_op_start(dpc_req_t *op)
     /* device data are read anew at each start (a persistent call's too):
      * after what the program queued before it (a fresh staged call was
      * ordered and copied by dpc_stage_pair) */
-    bool dev = (j->dev_staged && !j->dev_fresh) || j->pipe.dev_in || j->pipe.dev_out;
-    if (dev && (err = dpc_cuda_order_after_user(op->comm, j->call)))
+    if (j->dev_staged && !j->dev_fresh &&
+        (err = dpc_cuda_order_after_user(op->comm, j->call, DPC_ORDER_STAGING)))
+        return err;
+    if ((j->pipe.dev_in || j->pipe.dev_out) &&
+        (err = dpc_cuda_order_after_user(op->comm, j->call, DPC_ORDER_QUEUES)))
         return err;
     if (j->dev_staged && (err = dpc_job_stage_in(j, op->comm)))
         return err;

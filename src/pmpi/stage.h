@@ -8,10 +8,12 @@
 extern const struct dpc_cuda_plugin *dpc_cuda;   /* NULL: host buffers only */
 void dpc_cuda_load(void);
 bool dpc_cuda_is_device(const void *p);
-/* Orders all of libdpcoll's CUDA streams after the work the calling thread
- * queued on CUDA's default streams (dpc_cuda.h, order_after_user): every
- * call with a device buffer, before its first copy or kernel. */
-int dpc_cuda_order_after_user(MPI_Comm comm, const char *call);
+/* Orders libdpcoll's CUDA streams after the work the calling thread queued
+ * on CUDA's default streams (dpc_cuda.h, order_after_user): every call with
+ * a device buffer, before its first copy or kernel. Which streams: the
+ * whole-staging one, or the pipelines' three queues. */
+typedef enum { DPC_ORDER_STAGING, DPC_ORDER_QUEUES } dpc_order_t;
+int dpc_cuda_order_after_user(MPI_Comm comm, const char *call, dpc_order_t which);
 
 
 /* A host copy of the part of dev that n blocks (counts/displs, or count
