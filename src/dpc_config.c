@@ -17,6 +17,8 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->progress_thread = true;
     cfg->one_sided = true;
     cfg->device_reduce = true;
+    cfg->ipc = true;
+    cfg->ipc_min = DPC_DEFAULT_IPC_MIN;
     cfg->shm = true;
     cfg->shm_max = DPC_DEFAULT_SHM_MAX;
 }
@@ -81,6 +83,18 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     if ((v = getenv("DPCOLL_DEVICE_REDUCE")) && parse_bool(v, &cfg->device_reduce)) {
         snprintf(err, errlen, "DPCOLL_DEVICE_REDUCE=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_IPC")) && parse_bool(v, &cfg->ipc)) {
+        snprintf(err, errlen, "DPCOLL_IPC=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_IPC_MIN"))) {
+        unsigned long long b = strtoull(v, &end, 10);
+        if (!*v || *end || *v == '-') {
+            snprintf(err, errlen, "DPCOLL_IPC_MIN=%s: expected bytes (an integer >= 0)", v);
+            return DPC_ERR_ARG;
+        }
+        cfg->ipc_min = (size_t)b;
     }
     if ((v = getenv("DPCOLL_TUNE_FILE")) && *v) {
         char why[200];
@@ -162,6 +176,8 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[16 + DPC_COLL_COUNT] = cfg->device_reduce;
     v[17 + DPC_COLL_COUNT] = cfg->shm;
     v[18 + DPC_COLL_COUNT] = (long long)cfg->shm_max;
+    v[19 + DPC_COLL_COUNT] = cfg->ipc;
+    v[20 + DPC_COLL_COUNT] = (long long)cfg->ipc_min;
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -184,6 +200,8 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->device_reduce = v[16 + DPC_COLL_COUNT] != 0;
     cfg->shm = v[17 + DPC_COLL_COUNT] != 0;
     cfg->shm_max = (size_t)v[18 + DPC_COLL_COUNT];
+    cfg->ipc = v[19 + DPC_COLL_COUNT] != 0;
+    cfg->ipc_min = (size_t)v[20 + DPC_COLL_COUNT];
     if (!v[15 + DPC_COLL_COUNT])
         cfg->tune_file[0] = 0;
     else if (!cfg->tune_file[0])

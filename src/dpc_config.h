@@ -30,6 +30,10 @@ typedef struct dpc_config {
     size_t shm_max;                        /* DPCOLL_SHM_MAX: the largest such message */
     bool device_reduce;                    /* DPCOLL_DEVICE_REDUCE: large allreduces of
                                               device buffers reduce on the GPU (default on) */
+    bool ipc;                              /* DPCOLL_IPC: blocking collectives whose every
+                                              rank has device buffers, on one node, copy
+                                              device to device through CUDA IPC (default on) */
+    size_t ipc_min;                        /* DPCOLL_IPC_MIN: from this many bytes on */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
@@ -39,6 +43,7 @@ typedef struct dpc_config {
  * (DPC_SHM_MAX_MSG in ucx_glue/dpc_shm.h, which checks it). */
 #define DPC_DEFAULT_SHM_MAX 8192u
 #define DPC_MAX_SHM_MAX 8192u
+#define DPC_DEFAULT_IPC_MIN 65536u
 
 void dpc_config_defaults(dpc_config_t *cfg);
 /* Reads the environment; on a bad value returns DPC_ERR_ARG with a message
@@ -49,7 +54,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (19 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (21 + DPC_COLL_COUNT)
 
 /* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
  * per byte sent, per byte reduced) for calls below large_bytes,

@@ -12,7 +12,8 @@
 
 #include <stddef.h>
 
-#define DPC_CUDA_PLUGIN_VERSION 3
+#define DPC_CUDA_PLUGIN_VERSION 4
+#define DPC_IPC_HANDLE_BYTES 64
 
 typedef struct dpc_cuda_plugin {
     int version;
@@ -51,6 +52,14 @@ typedef struct dpc_cuda_plugin {
      * program's to synchronize before the call, as with any CUDA-aware MPI.
      * (version 3) */
     int (*order_after_user)(void *const *streams, int n);
+    /* CUDA IPC, between processes of one node (version 4). ipc_get: the
+     * handle (DPC_IPC_HANDLE_BYTES, opaque) of the allocation holding the
+     * device pointer ptr, and ptr's offset in it. ipc_open: maps a handle
+     * another process got, *base the allocation's start here (device
+     * memory: copies and kernels use it like our own). ipc_close: unmaps. */
+    int (*ipc_get)(const void *ptr, void *handle, size_t *offset);
+    int (*ipc_open)(const void *handle, void **base);
+    int (*ipc_close)(void *base);
 } dpc_cuda_plugin_t;
 
 /* The one symbol the plugin exports. */

@@ -4,7 +4,11 @@
  * libdpcoll itself loads on machines without CUDA.
  */
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include "dpc_cuda.h"
 #include "dpc_cuda_kernels.h"
 
@@ -116,8 +120,51 @@ static int order_after_user(void *const *streams, int n)
     return 0;
 }
 
+/* The allocation that holds a device pointer: a handle names a whole
+ * allocation (a framework's caching allocator hands out pieces of big
+ * ones), so the peer needs the base and our offset in it. The runtime has
+ * no call for that; the driver's cuMemGetAddressRange does, found in the
+ * driver library the runtime has already loaded. */
+typedef int (*range_fn)(unsigned long long *base, size_t *size, unsigned long long ptr);
+static range_fn address_range;
+static pthread_once_t range_once = PTHREAD_ONCE_INIT;
+
+static void find_address_range(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+        address_range = (range_fn)dlsym(h, "cuMemGetAddressRange_v2");
+}
+
+static int ipc_get(const void *ptr, void *handle, size_t *offset)
+{
+    pthread_once(&range_once, find_address_range);
+    unsigned long long base = 0;
+    size_t size = 0;
+    if (!address_range)
+        return (int)cudaErrorNotSupported;
+    if (address_range(&base, &size, (unsigned long long)(uintptr_t)ptr) != 0)
+        return (int)cudaErrorInvalidValue;
+    *offset = (size_t)((uintptr_t)ptr - (uintptr_t)base);
+    _Static_assert(sizeof(cudaIpcMemHandle_t) == DPC_IPC_HANDLE_BYTES, "IPC handle size");
+    return (int)cudaIpcGetMemHandle((cudaIpcMemHandle_t *)handle, (void *)(uintptr_t)base);
+}
+
+static int ipc_open(const void *handle, void **base)
+{
+    cudaIpcMemHandle_t h;
+    memcpy(&h, handle, sizeof(h));
+    return (int)cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+}
+
+static int ipc_close(void *base)
+{
+    return (int)cudaIpcCloseMemHandle(base);
+}
+
 static const dpc_cuda_plugin_t plugin = {
     .order_after_user = order_after_user,
+    .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close,
     .version = DPC_CUDA_PLUGIN_VERSION,
     .event_create = event_create, .event_destroy = event_destroy,
     .event_record = event_record, .event_query = event_query,

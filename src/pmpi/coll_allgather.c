@@ -6,6 +6,7 @@
 #include "check.h"
 #include "jobs.h"
 #include "stage.h"
+#include "ipc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,17 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
                              (long long)sendcount * sti.size, (long long)mine * rti.size);
     } else {
         sti = rti;
+    }
+    if (mode == DPC_BLOCKING && !v && dpc_ipc_wanted(size, (size_t)total * (size_t)rti.size)) {
+        /* every rank's buffers on a GPU of this node: each pulls the
+         * others' blocks device to device (ipc.c), decided by all ranks */
+        dpc_ipc_call_t x = {
+            .comm = comm, .call = call, .coll = DPC_ALLGATHER,
+            .sbuf = in_place ? NULL : (const char *)sendbuf + sti.true_lb,
+            .rbuf = (char *)recvbuf + rti.true_lb, .blk_bytes = (size_t)mine * (size_t)rti.size,
+            .local_ok = rti.contig && (in_place || sti.contig)};
+        if (dpc_ipc_run(&x, &err))
+            return err;
     }
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
         dpc_stage_t ss, rs;

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "jobs.h"
 #include "stage.h"
+#include "ipc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,21 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (err > 0)
         return err;
     bool ours = err == 0;
+    /* blocking, every rank's buffers on a GPU of this node: device to
+     * device (ipc.c), decided by all ranks together */
+    int csize;
+    PMPI_Comm_size(comm, &csize);
+    if (mode == DPC_BLOCKING && dpc_ipc_wanted(csize, bytes)) {
+        dpc_ipc_call_t x = {
+            .comm = comm, .call = call, .coll = DPC_ALLREDUCE,
+            .sbuf = in_place ? NULL : (const char *)sendbuf + ti.true_lb,
+            .rbuf = (char *)recvbuf + ti.true_lb, .count = (size_t)count * (size_t)ti.nbasic,
+            .dt = ti.basic, .op = (dpc_op_t)dop,
+            .local_ok = ours && ti.contig && !avg && dpc_g.cfg.device_reduce &&
+                        dpc_cuda_can_reduce(ti.basic, (dpc_op_t)dop)};
+        if (dpc_ipc_run(&x, &err))
+            return err;
+    }
     bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && dpc_pipeline_wanted(bytes);
     if ((dev_in || dev_out) && !piped) {
         dpc_stage_t ss, rs;

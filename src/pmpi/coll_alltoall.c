@@ -4,6 +4,7 @@
 #include "check.h"
 #include "jobs.h"
 #include "stage.h"
+#include "ipc.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,18 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
                              "%lld bytes but its receive block holds %lld", call, sb, rb);
     } else {
         sti = rti;
+    }
+    if (mode == DPC_BLOCKING && !v && dpc_ipc_wanted(size, (size_t)rtotal * (size_t)rti.size)) {
+        /* every rank's buffers on a GPU of this node: each pulls its block
+         * of every peer's input device to device (ipc.c), decided by all */
+        dpc_ipc_call_t x = {
+            .comm = comm, .call = call, .coll = DPC_ALLTOALL,
+            .sbuf = in_place ? NULL : (const char *)sendbuf + sti.true_lb,
+            .rbuf = (char *)recvbuf + rti.true_lb,
+            .blk_bytes = (size_t)recvcount * (size_t)rti.size,
+            .local_ok = !in_place && rti.contig && sti.contig};
+        if (dpc_ipc_run(&x, &err))
+            return err;
     }
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {
         dpc_stage_t ss, rs;

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "jobs.h"
 #include "stage.h"
+#include "ipc.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,21 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (err > 0)
         return err;
     bool ours = err == 0;
+    /* the block form, blocking, every rank's buffers on a GPU of this
+     * node: each rank reduces its block from the peers' inputs in place
+     * (ipc.c), decided by all ranks together */
+    if (mode == DPC_BLOCKING && !recvcounts &&
+        dpc_ipc_wanted(size, (size_t)total * (size_t)ti.size)) {
+        dpc_ipc_call_t x = {
+            .comm = comm, .call = call, .coll = DPC_REDUCE_SCATTER_BLOCK,
+            .sbuf = in_place ? NULL : (const char *)sendbuf + ti.true_lb,
+            .rbuf = (char *)recvbuf + ti.true_lb, .blk_bytes = (size_t)mine * (size_t)ti.size,
+            .dt = ti.basic, .op = (dpc_op_t)dop,
+            .local_ok = !in_place && ours && ti.contig && !avg && dpc_g.cfg.device_reduce &&
+                        dpc_cuda_can_reduce(ti.basic, (dpc_op_t)dop)};
+        if (dpc_ipc_run(&x, &err))
+            return err;
+    }
     bool rs_dev = rs_pipe && dev_in && dev_out && ti.contig && !avg && ours &&
                   dpc_cuda_can_reduce(ti.basic, dop);
     if ((dev_in || dev_out) && !rs_dev) {

@@ -14,6 +14,7 @@
 #include "dpc_cuda.h"
 #include "dpc_log.h"
 #include "stage.h"
+#include "ipc.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -65,6 +66,11 @@ void dpc_cuda_load(void)
     if (dpc_g.world_rank == 0)
         dpc_log(DPC_LOG_INFO, "CUDA %s; device buffers are not handled in this run", status);
     /* the plugin stays loaded: unloading the CUDA runtime mid-process is not safe */
+}
+
+void *dpc_cuda_staging_stream(void)
+{
+    return stream;
 }
 
 bool dpc_cuda_is_device(const void *p)
@@ -243,6 +249,9 @@ void dpc_stage_free(dpc_stage_t *st)
 /* The copies a staged call hands to its job (dpc_stage_pair with ours):
  * one call at a time per thread, claimed by dpc_run in the same thread. */
 static DPC_TLS bool hand_pending;
+/* Between dpc_stage_pair and dpc_stage_done: the call on the host copies is
+ * running (only this rank is in it: no new collective decision there). */
+static DPC_TLS bool staged_inner;
 static __thread dpc_stage_t hand_send, hand_recv;
 
 int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, dpc_stage_t *ss,
@@ -282,12 +291,19 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, 
         hand_recv = *rs;
         hand_pending = true;
     }
+    staged_inner = true;
     return MPI_SUCCESS;
+}
+
+bool dpc_stage_inner(void)
+{
+    return staged_inner;
 }
 
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, bool ours, MPI_Request *req)
 {
+    staged_inner = false;
     if (ours) {
         if (!hand_pending)
             return err;          /* the job has them, and copies back at its end */
@@ -522,6 +538,7 @@ void dpc_cuda_fini(void)
 {
     if (!dpc_cuda)
         return;
+    dpc_ipc_fini();
     for (int k = 0; k < NQUEUE; k++) {
         if (dv.stream[k]) {
             dpc_cuda->stream_sync(dv.stream[k]);

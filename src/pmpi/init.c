@@ -230,6 +230,7 @@ static void dpc_init(int provided)
             int mine = dpc_cuda != NULL, any = 0;
             PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             dpc_g.pipeline = any;
+            dpc_g.ipc = any && single_node && dpc_g.cfg.ipc;
         }
     } else if (dpc_g.ux) {
         dpc_ucx_destroy(dpc_g.ux);

@@ -36,6 +36,9 @@ typedef struct dpc_shim {
     bool oversubscribed;    /* more ranks on this node than cores for them */
     bool pipeline;          /* some rank has the CUDA plugin: large allreduces run
                                as pipelines of chunks on every rank (pipeline.c) */
+    bool ipc;               /* ... and all ranks are on one node, DPCOLL_IPC on:
+                               blocking calls try CUDA IPC (ipc.c) */
+    unsigned long long ipc_calls;   /* calls that ran through CUDA IPC */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
     int keyval;

@@ -8,6 +8,10 @@
 extern const struct dpc_cuda_plugin *dpc_cuda;   /* NULL: host buffers only */
 void dpc_cuda_load(void);
 bool dpc_cuda_is_device(const void *p);
+void *dpc_cuda_staging_stream(void);   /* the whole-staging copies' stream */
+/* True inside a staged call (between dpc_stage_pair and dpc_stage_done):
+ * the call on host copies that only this rank makes. */
+bool dpc_stage_inner(void);
 /* Orders libdpcoll's CUDA streams after the work the calling thread queued
  * on CUDA's default streams (dpc_cuda.h, order_after_user): every call with
  * a device buffer, before its first copy or kernel. Which streams: the

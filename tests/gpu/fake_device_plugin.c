@@ -6,26 +6,37 @@
  * the staging path runs for real. Tests load it with DPCOLL_CUDA_PLUGIN and
  * allocate/copy with fake_dev_alloc/fake_dev_copy.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "dpc_cuda.h"
 #include "dpc_reduce.h"
 #include "dpc_types.h"
 
 #define ARENA (1u << 30)          /* reserved address space, not memory */
 static char *arena;
+static int arena_fd = -1;
 static size_t used;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long copies;
 
+/* The arena is shared memory (a memfd), so that another process of the job
+ * can map it through CUDA IPC's stand-in (ipc_open: /proc/PID/fd/FD). */
 static void setup(void)
 {
     if (!arena) {
-        arena = mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        arena_fd = memfd_create("fakedev", MFD_CLOEXEC);
+        if (arena_fd < 0 || ftruncate(arena_fd, ARENA) != 0) {
+            perror("fake device arena");
+            abort();
+        }
+        arena = mmap(NULL, ARENA, PROT_NONE, MAP_SHARED | MAP_NORESERVE, arena_fd, 0);
         if (arena == MAP_FAILED) {
             perror("fake device arena");
             abort();
@@ -45,13 +56,33 @@ __attribute__((visibility("default"))) void *fake_dev_alloc(size_t n)
     return arena + at;
 }
 
+/* Peers' arenas mapped here by ipc_open: device memory too. */
+#define MAX_PEERS 64
+static char *peer[MAX_PEERS];
+static int npeers;
+static unsigned long ipc_opens;
+
+__attribute__((visibility("default"))) unsigned long fake_dev_ipc_opens(void)
+{
+    return ipc_opens;
+}
+
+/* Device memory readable and writable for the duration of one piece of
+ * plugin work (lock held), and locked away again after it. */
+static void open_all(int prot)
+{
+    mprotect(arena, used, prot);
+    for (int i = 0; i < npeers; i++)
+        mprotect(peer[i], ARENA, prot);
+}
+
 /* A copy with the arena opened for the duration (any direction). */
 static void copy_now(void *dst, const void *src, size_t n)
 {
     pthread_mutex_lock(&lock);
-    mprotect(arena, used, PROT_READ | PROT_WRITE);
+    open_all(PROT_READ | PROT_WRITE);
     memmove(dst, src, n);
-    mprotect(arena, used, PROT_NONE);
+    open_all(PROT_NONE);
     pthread_mutex_unlock(&lock);
 }
 
@@ -126,9 +157,75 @@ static int init(char *why, size_t len)
     return 1;
 }
 
+static int in_arena(const char *a, const void *p)
+{
+    return a && (const char *)p >= a && (const char *)p < a + ARENA;
+}
+
 static int is_device(const void *p)
 {
-    return arena && (const char *)p >= arena && (const char *)p < arena + ARENA;
+    int yes = in_arena(arena, p);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npeers && !yes; i++)
+        yes = in_arena(peer[i], p);
+    pthread_mutex_unlock(&lock);
+    return yes;
+}
+
+/* CUDA IPC's stand-in: a handle names a process's arena; the offset is
+ * from the arena's start (the whole arena is one allocation). */
+typedef struct { uint64_t magic; int64_t pid, fd; } fake_handle_t;
+#define FAKE_MAGIC 0x46414b4544455631ull
+_Static_assert(sizeof(fake_handle_t) <= DPC_IPC_HANDLE_BYTES, "handle size");
+
+static int ipc_get(const void *ptr, void *handle, size_t *offset)
+{
+    if (!in_arena(arena, ptr))
+        return 1;
+    memset(handle, 0, DPC_IPC_HANDLE_BYTES);
+    fake_handle_t h = {FAKE_MAGIC, (int64_t)getpid(), arena_fd};
+    memcpy(handle, &h, sizeof(h));
+    *offset = (size_t)((const char *)ptr - arena);
+    return 0;
+}
+
+static int ipc_open(const void *handle, void **base)
+{
+    fake_handle_t h;
+    memcpy(&h, handle, sizeof(h));
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%lld/fd/%lld", (long long)h.pid, (long long)h.fd);
+    int fd = h.magic == FAKE_MAGIC && h.pid != getpid() ? open(path, O_RDWR) : -1;
+    if (fd < 0)
+        return 1;
+    char *p = mmap(NULL, ARENA, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return 1;
+    pthread_mutex_lock(&lock);
+    if (npeers == MAX_PEERS) {
+        pthread_mutex_unlock(&lock);
+        munmap(p, ARENA);
+        return 1;
+    }
+    peer[npeers++] = p;
+    ipc_opens++;
+    pthread_mutex_unlock(&lock);
+    *base = p;
+    return 0;
+}
+
+static int ipc_close(void *base)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < npeers; i++)
+        if (peer[i] == base) {
+            peer[i] = peer[--npeers];
+            munmap(base, ARENA);
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    return 0;
 }
 
 /* Pinned host memory (host_alloc): the only host memory a kernel may read
@@ -172,9 +269,9 @@ static void run_until(fstream_t *s, int upto)
             continue;
         }
         pthread_mutex_lock(&lock);
-        mprotect(arena, used, PROT_READ | PROT_WRITE);
+        open_all(PROT_READ | PROT_WRITE);
         dpc_reduce_host(w->dst, w->a, w->b, w->n, (dpc_dtype_t)w->dt, (dpc_op_t)w->op);
-        mprotect(arena, used, PROT_NONE);
+        open_all(PROT_NONE);
         pthread_mutex_unlock(&lock);
     }
 }
@@ -296,6 +393,7 @@ static const dpc_cuda_plugin_t plugin = {
     .event_create = event_create, .event_destroy = event_destroy,
     .event_record = event_record, .event_query = event_query,
     .order_after_user = order_after_user,
+    .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close,
 };
 
 __attribute__((visibility("default"))) const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version)

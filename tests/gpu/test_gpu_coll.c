@@ -24,6 +24,7 @@ void fake_dev_copy(void *dst, const void *src, size_t n);
 unsigned long fake_dev_copies(void);
 unsigned long fake_dev_reduces(void);
 unsigned long fake_dev_host_allocs(void);
+unsigned long fake_dev_ipc_opens(void);
 #define cudaSuccess 0
 #define cudaMemcpyHostToDevice 0
 #define cudaMemcpyDeviceToHost 0
@@ -71,6 +72,26 @@ static void check(const char *what, int mode, long n, const void *got, const voi
     }
 }
 
+#ifdef FAKE_DEVICE
+/* Will a blocking call of this many bytes go device to device through CUDA
+ * IPC (every rank's buffers on the device, DPCOLL_IPC on, from
+ * DPCOLL_IPC_MIN bytes)? Its reductions too need DPCOLL_DEVICE_REDUCE. */
+static int ipc_expected(int mode, size_t bytes, int reduces)
+{
+    const char *v = getenv("DPCOLL_IPC"), *m = getenv("DPCOLL_IPC_MIN"),
+               *dr = getenv("DPCOLL_DEVICE_REDUCE");
+    size_t min = m ? strtoull(m, NULL, 10) : 65536;
+    return mode == 1 && size > 1 && !(v && !strcmp(v, "0")) && bytes >= min && bytes > 0 &&
+           !(reduces && dr && !strcmp(dr, "0"));
+}
+
+/* Elements [lo, hi) of n that rank k reduces in the IPC allreduce. */
+static long ipc_slice(long n, int k)
+{
+    return n / size + (k < n % size);
+}
+#endif
+
 static void fill(int *h, long n, int salt)
 {
     for (long i = 0; i < n; i++)
@@ -102,7 +123,22 @@ static void run(int mode, long n)
         if (cnt / size + (rank < cnt % size) > 0)
             want_red += (unsigned long)(size - 1);
     }
-    if (on_device(mode) && b >= (2u << 20) && size > 1 && (dev_red ? red != want_red : red != 0)) {
+    if (ipc_expected(mode, b, 1)) {
+        /* device to device: this rank reduces its slice from the p-1
+         * peers' inputs (one kernel each), then copies the others' slices */
+        unsigned long cp = fake_dev_copies() - before, want_cp = 0;
+        for (int k = 0; k < size; k++)
+            want_cp += k != rank && ipc_slice(n, k) > 0;
+        want_red = ipc_slice(n, rank) > 0 ? (unsigned long)(size - 1) : 0;
+        cases++;
+        if (red != want_red || cp != want_cp) {
+            failures++;
+            printf("FAILED: rank %d: allreduce through CUDA IPC of %zu bytes made %lu device "
+                   "reductions (want %lu) and %lu copies (want %lu)\n", rank, b, red, want_red,
+                   cp, want_cp);
+        }
+    } else if (on_device(mode) && b >= (2u << 20) && size > 1 &&
+               (dev_red ? red != want_red : red != 0)) {
         failures++;
         printf("FAILED: rank %d: allreduce of %zu bytes made %lu device reductions (%s)\n", rank,
                b, red, dev_red ? "want one per peer and chunk" : "DPCOLL_DEVICE_REDUCE=0: want none");
@@ -110,7 +146,7 @@ static void run(int mode, long n)
     /* 2 MiB and more on the device: a pipeline of 1 MiB chunks, each copied
      * in and out on its own (whole staging would make 3 copies) */
     unsigned long made = fake_dev_copies() - before, want = 2 * ((b + (1u << 20) - 1) >> 20);
-    if (on_device(mode) && b >= (2u << 20) && made < want) {
+    if (!ipc_expected(mode, b, 1) && on_device(mode) && b >= (2u << 20) && made < want) {
         failures++;
         printf("FAILED: rank %d: allreduce of %zu bytes made %lu device copies, a pipeline %lu\n",
                rank, b, made, want);
@@ -158,7 +194,19 @@ static void run(int mode, long n)
     /* 2 MiB and more in all: chunks of 1 MiB of each block, each rank's
      * slices reduced on its device (p-1 kernels a chunk), nothing copied
      * back (only the p-1 slices for the peers go to the host) */
-    if (on_device(mode) && bp >= (2u << 20) && size > 1) {
+    if (ipc_expected(mode, bp, 1)) {
+        /* device to device: this rank's block reduced from the p-1 peers'
+         * inputs, one kernel each, nothing copied */
+        unsigned long rs_red = fake_dev_reduces() - rbefore, cp = fake_dev_copies() - before;
+        unsigned long want_rs = n > 0 ? (unsigned long)(size - 1) : 0;
+        cases++;
+        if (rs_red != want_rs || cp != 0) {
+            failures++;
+            printf("FAILED: rank %d: reduce_scatter_block through CUDA IPC of %zu bytes made %lu "
+                   "device reductions (want %lu) and %lu copies (want 0)\n", rank, bp, rs_red,
+                   want_rs, cp);
+        }
+    } else if (on_device(mode) && bp >= (2u << 20) && size > 1) {
         unsigned long chunks = (b + (1u << 20) - 1) >> 20;
         unsigned long want_rs = dev_red ? chunks * (unsigned long)(size - 1) : 0;
         unsigned long rs_red = fake_dev_reduces() - rbefore, cp = fake_dev_copies() - before;
@@ -219,8 +267,17 @@ static void run(int mode, long n)
 #endif
     MPI_Allgather(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD);
 #ifdef FAKE_DEVICE
-    /* the call writes all of its output: copied out, never in */
-    if (on_device(mode) && n > 0 && fake_dev_copies() - before != 2) {
+    /* device to device: p copies (the p-1 peers' blocks pulled, the own
+     * one moved); else staged: the call writes all of its output, so it is
+     * copied out, never in */
+    if (ipc_expected(mode, bp, 0)) {
+        cases++;
+        if (fake_dev_copies() - before != (unsigned long)size) {
+            failures++;
+            printf("FAILED: rank %d: allgather through CUDA IPC of %zu bytes made %lu device "
+                   "copies, want %d\n", rank, bp, fake_dev_copies() - before, size);
+        }
+    } else if (on_device(mode) && n > 0 && fake_dev_copies() - before != 2) {
         failures++;
         printf("FAILED: rank %d: allgather of %zu bytes made %lu device copies, want 2 (the input "
                "in, the output out)\n", rank, bp, fake_dev_copies() - before);
@@ -243,6 +300,22 @@ static void run(int mode, long n)
     get(mode, hout, dout, bp);
     PMPI_Alltoall(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
     check("ialltoall", mode, n, hout, ref, bp);
+    /* blocking alltoall (device to device through CUDA IPC when all ranks'
+     * buffers are on the device), and allgather in place */
+    fill(hin, n * size, 6);
+    put(mode, din, hin, bp);
+    MPI_Alltoall(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD);
+    get(mode, hout, dout, bp);
+    PMPI_Alltoall(hin, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+    check("alltoall", mode, n, hout, ref, bp);
+    for (long i = 0; i < n * size; i++)
+        hout[i] = i / (n ? n : 1) == rank ? (int)(rank * 31 + i % 7) : -1;
+    memcpy(ref, hout, bp);
+    put(mode, dout, hout, bp);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dout, (int)n, MPI_INT, MPI_COMM_WORLD);
+    get(mode, hout, dout, bp);
+    PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+    check("allgather in place", mode, n, hout, ref, bp);
     /* v-variants: rank i's block has n - i elements (at least 0); allgatherv
      * leaves two elements between blocks, which must come back unchanged
      * (the receive side is copied in first: the call does not write it all) */
@@ -356,6 +429,14 @@ int main(int argc, char **argv)
             failures++;
             printf("FAILED: rank %d: 4 repeated allreduces allocated %lu pinned blocks\n", rank,
                    fake_dev_host_allocs() - a0);
+        }
+    }
+    /* with every rank on the device and IPC on, peers' buffers were mapped */
+    if (ipc_expected(1, 1u << 30, 0)) {
+        cases++;
+        if (fake_dev_ipc_opens() == 0) {
+            failures++;
+            printf("FAILED: rank %d: no peer buffer was mapped through CUDA IPC\n", rank);
         }
     }
     /* the staging must really have run: copies through the plugin */

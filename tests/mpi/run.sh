@@ -41,8 +41,11 @@ fake="$top_builddir/tests/test_fakedev_coll"
 for np in 2 3; do
     out=$(DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi "$np" "$fake" 2>&1); rc=$?
     echo "$out" | tail -3
-    check "device buffers on a fake device the host cannot touch (staged), $np ranks" test $rc -eq 0
+    check "device buffers on a fake device the host cannot touch (CUDA IPC, pipelines, staging), $np ranks" test $rc -eq 0
 done
+out=$(DPCOLL_IPC=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
+echo "$out" | tail -3
+check "device buffers without CUDA IPC (DPCOLL_IPC=0: pipelines and staging), 3 ranks" test $rc -eq 0
 out=$(DPCOLL_DEVICE_REDUCE=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" \
       mpi 2 "$fake" 2>&1); rc=$?
 echo "$out" | tail -3

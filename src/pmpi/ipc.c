@@ -1,0 +1,304 @@
+/*
+ * Device to device through CUDA IPC: a blocking collective whose every rank
+ * has its buffers on a GPU, all ranks on one node, moves the data from GPU
+ * memory to GPU memory, never through the host. Each rank publishes IPC
+ * handles of its buffers, maps its peers' (once: the mappings are kept),
+ * and pulls what it needs with device copies on its own stream; reductions
+ * read the peers' inputs in place with the device kernels. The host only
+ * synchronizes: one gather of the handles, one agreement, one barrier at the
+ * end (two for allreduce).
+ *
+ * Why pull: each rank writes only its own buffers, so nobody's memory is
+ * written behind its back, and a rank's inputs are final before it
+ * publishes them (it waits for its own default-stream work first): the
+ * gather that publishes is also the point after which peers may read. The
+ * closing barrier keeps every buffer alive and unchanged until everyone is
+ * done reading it.
+ *
+ * Every rank takes the same decision: whether to try at all from the call's
+ * arguments that all ranks share (dpc_ipc_wanted), then from the gathered
+ * cards (every rank sees all of them): if any rank cannot (a host buffer, a
+ * type with holes, no plugin, no handle), all go the usual way (staging).
+ * Mapping a peer's handle can fail on one rank alone, so that is agreed too.
+ *
+ * Allreduce: rank r owns slice r of the vector; it reduces slice r of every
+ * rank's input into its output (its own input on the left, then the
+ * others in rank order), and after a barrier every rank copies the other
+ * slices from their owners' outputs. Each element is computed once, so
+ * every rank gets the same bits.
+ */
+#include "config.h"
+#include "shim.h"
+#include "dpc_cuda.h"
+#include "dpc_log.h"
+#include "ipc.h"
+#include "stage.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int32_t ok;
+    int32_t pad;
+    uint64_t off[2];                          /* input, output: offsets in their allocations */
+    unsigned char h[2][DPC_IPC_HANDLE_BYTES]; /* their handles */
+} card_t;
+
+/* Peers' allocations mapped here, kept for later calls (opening a handle
+ * costs far more than a call); an entry in use by a call is never closed. */
+#define IPC_CACHE 64
+static struct {
+    unsigned char h[DPC_IPC_HANDLE_BYTES];
+    char *base;
+    unsigned long used;
+    int busy;
+} cache[IPC_CACHE];
+static unsigned long cache_clock;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The mapping of handle h here (busy until unmap_release), or NULL. */
+static char *map_acquire(const unsigned char *h)
+{
+    pthread_mutex_lock(&cache_lock);
+    int slot = -1, victim = -1;
+    for (int i = 0; i < IPC_CACHE && slot < 0; i++)
+        if (cache[i].base && !memcmp(cache[i].h, h, DPC_IPC_HANDLE_BYTES))
+            slot = i;
+    if (slot < 0) {
+        for (int i = 0; i < IPC_CACHE; i++)
+            if (!cache[i].busy && (victim < 0 || !cache[i].base ||
+                                   (cache[victim].base && cache[i].used < cache[victim].used)))
+                victim = i;
+        void *base = NULL;
+        int rc = victim < 0 ? -1 : 0;
+        if (!rc && cache[victim].base) {
+            dpc_cuda->ipc_close(cache[victim].base);
+            cache[victim].base = NULL;
+        }
+        if (!rc && (rc = dpc_cuda->ipc_open(h, &base)) != 0)
+            dpc_log(DPC_LOG_INFO, "CUDA IPC: cannot map a peer's buffer: %s",
+                    dpc_cuda->error_string(rc));
+        if (!rc) {
+            memcpy(cache[victim].h, h, DPC_IPC_HANDLE_BYTES);
+            cache[victim].base = base;
+            slot = victim;
+        }
+    }
+    char *base = NULL;
+    if (slot >= 0) {
+        cache[slot].busy++;
+        cache[slot].used = ++cache_clock;
+        base = cache[slot].base;
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return base;
+}
+
+static void map_release(const char *base)
+{
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < IPC_CACHE; i++)
+        if (cache[i].base == base && cache[i].busy > 0) {
+            cache[i].busy--;
+            break;
+        }
+    pthread_mutex_unlock(&cache_lock);
+}
+
+void dpc_ipc_fini(void)
+{
+    for (int i = 0; i < IPC_CACHE; i++)
+        if (cache[i].base) {
+            dpc_cuda->ipc_close(cache[i].base);
+            cache[i].base = NULL;
+        }
+}
+
+bool dpc_ipc_wanted(int comm_size, size_t bytes)
+{
+    /* (a staged call's inner call runs on this rank's host copies: the
+     * others are not in it) */
+    return dpc_g.ipc && comm_size > 1 && bytes >= dpc_g.cfg.ipc_min && bytes > 0 &&
+           !dpc_stage_inner();
+}
+
+/* Where each rank's input and output are, here: ours as they are, the
+ * peers' through their mappings. */
+typedef struct {
+    int p, me;
+    const char **in;
+    char **out;
+    void *stream;
+    int rc;        /* the first CUDA error */
+} plan_t;
+
+static void copy(plan_t *pl, void *dst, const void *src, size_t n)
+{
+    if (n && !pl->rc)
+        pl->rc = dpc_cuda->copy_async(dst, src, n, pl->stream);
+}
+
+static void reduce(plan_t *pl, void *dst, const void *a, const void *b, size_t n,
+                   const dpc_ipc_call_t *x)
+{
+    if (n && !pl->rc)
+        pl->rc = dpc_cuda->reduce_async(dst, a, b, n, (int)x->dt, (int)x->op, pl->stream);
+}
+
+static int sync_stream(plan_t *pl)
+{
+    int rc = dpc_cuda->stream_sync(pl->stream);
+    return pl->rc ? pl->rc : rc;
+}
+
+/* dst = op over every rank's src_k(n elements at byte offset at), this
+ * rank's own first, then the others in rank order. */
+static void reduce_all(plan_t *pl, const dpc_ipc_call_t *x, char *dst, size_t at, size_t n)
+{
+    int first = 1;
+    for (int k = 0; k < pl->p; k++) {
+        if (k == pl->me)
+            continue;
+        reduce(pl, dst, first ? pl->in[pl->me] + at : dst, pl->in[k] + at, n, x);
+        first = 0;
+    }
+}
+
+/* Elements [lo, hi) of n that rank k owns in the allreduce. */
+static void slice(size_t n, int p, int k, size_t *lo, size_t *hi)
+{
+    size_t q = n / (size_t)p, r = n % (size_t)p;
+    *lo = (size_t)k * q + ((size_t)k < r ? (size_t)k : r);
+    *hi = *lo + q + ((size_t)k < r);
+}
+
+/* The collective's copies and kernels, and its host synchronization. */
+static int run(plan_t *pl, const dpc_ipc_call_t *x)
+{
+    int p = pl->p, me = pl->me, rc;
+    size_t blk = x->blk_bytes, es = dpc_dtype_size(x->dt);
+    switch (x->coll) {
+    case DPC_ALLGATHER:
+        for (int k = 0; k < p; k++)
+            if (k != me || x->sbuf)   /* in place: the own block is there already */
+                copy(pl, pl->out[me] + (size_t)k * blk,
+                     x->sbuf ? pl->in[k] : pl->out[k] + (size_t)k * blk, blk);
+        break;
+    case DPC_BCAST:
+        if (me != x->root)
+            copy(pl, pl->out[me], pl->out[x->root], blk);
+        break;
+    case DPC_ALLTOALL:
+        for (int k = 0; k < p; k++)
+            copy(pl, pl->out[me] + (size_t)k * blk, pl->in[k] + (size_t)me * blk, blk);
+        break;
+    case DPC_REDUCE_SCATTER_BLOCK:
+        reduce_all(pl, x, pl->out[me], (size_t)me * blk, blk / es);
+        break;
+    case DPC_ALLREDUCE: {
+        size_t lo, hi;
+        slice(x->count, p, me, &lo, &hi);
+        reduce_all(pl, x, pl->out[me] + lo * es, lo * es, hi - lo);
+        /* every owner's slice final before anyone copies it */
+        if ((rc = sync_stream(pl)) != 0)
+            return rc;
+        PMPI_Barrier(x->comm);
+        for (int k = 0; k < p; k++) {
+            if (k == me)
+                continue;
+            slice(x->count, p, k, &lo, &hi);
+            copy(pl, pl->out[me] + lo * es, pl->out[k] + lo * es, (hi - lo) * es);
+        }
+        break;
+    }
+    default:
+        return -1;
+    }
+    return sync_stream(pl);
+}
+
+int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
+{
+    int p, me;
+    PMPI_Comm_size(x->comm, &p);
+    PMPI_Comm_rank(x->comm, &me);
+    const void *in = x->sbuf ? x->sbuf : x->rbuf;
+    void *stream = dpc_cuda_staging_stream();
+    card_t mine;
+    memset(&mine, 0, sizeof(mine));
+    mine.ok = x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
+    /* our buffers final (the program's default-stream work on them done)
+     * before the gather below lets the peers read them */
+    if (mine.ok && (dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING) ||
+                    dpc_cuda->stream_sync(stream)))
+        mine.ok = 0;
+    if (mine.ok && (dpc_cuda->ipc_get(in, mine.h[0], &mine.off[0]) ||
+                    dpc_cuda->ipc_get(x->rbuf, mine.h[1], &mine.off[1])))
+        mine.ok = 0;
+    /* small groups keep their tables on the stack; a large one allocates,
+     * and agrees first that everyone could (else all go the usual way) */
+    enum { SMALL = 16 };
+    card_t cards_s[SMALL];
+    const char *ins_s[SMALL];
+    char *outs_s[SMALL], *bases_s[2 * SMALL];
+    bool heap = p > SMALL;
+    card_t *cards = heap ? malloc(sizeof(card_t) * (size_t)p) : cards_s;
+    const char **ins = heap ? malloc(sizeof(char *) * (size_t)p) : ins_s;
+    char **outs = heap ? malloc(sizeof(char *) * (size_t)p) : outs_s;
+    char **bases = heap ? malloc(sizeof(char *) * 2 * (size_t)p) : bases_s;
+    int all = cards && ins && outs && bases;
+    if (bases)
+        memset(bases, 0, sizeof(char *) * 2 * (size_t)p);
+    if (heap) {
+        int ok = all;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, x->comm);
+    }
+    if (all) {
+        PMPI_Allgather(&mine, (int)sizeof(card_t), MPI_BYTE, cards, (int)sizeof(card_t), MPI_BYTE,
+                       x->comm);
+        for (int k = 0; k < p; k++)
+            all &= cards[k].ok != 0;
+    }
+    int ran = 0;
+    if (all) {
+        /* map the peers' buffers; that can fail here alone: agreed */
+        int mapped = 1;
+        for (int k = 0; k < p && mapped; k++) {
+            if (k == me) {
+                ins[k] = in;
+                outs[k] = x->rbuf;
+                continue;
+            }
+            for (int s = 0; s < 2 && mapped; s++) {
+                bases[2 * k + s] = map_acquire(cards[k].h[s]);
+                mapped = bases[2 * k + s] != NULL;
+            }
+            if (mapped) {
+                ins[k] = bases[2 * k] + cards[k].off[0];
+                outs[k] = bases[2 * k + 1] + cards[k].off[1];
+            }
+        }
+        PMPI_Allreduce(&mapped, &all, 1, MPI_INT, MPI_MIN, x->comm);
+    }
+    if (all) {
+        plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .stream = stream};
+        int rc = run(&pl, x);
+        /* nobody's buffers change or go before everyone has read them */
+        PMPI_Barrier(x->comm);
+        *err = rc ? dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy through CUDA "
+                              "IPC failed: %s", x->call, dpc_cuda->error_string(rc))
+                  : MPI_SUCCESS;
+        __atomic_add_fetch(&dpc_g.ipc_calls, 1, __ATOMIC_RELAXED);
+        ran = 1;
+    }
+    for (int k = 0; bases && k < 2 * p; k++)
+        if (bases[k])
+            map_release(bases[k]);
+    if (heap) {
+        free(cards);
+        free(ins);
+        free(outs);
+        free(bases);
+    }
+    return ran;
+}
