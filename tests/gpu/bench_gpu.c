@@ -15,6 +15,11 @@
  * with the staged MPICH one (integer-valued floats: exact in any order); the
  * closing line says whether all matched.
  *
+ * "dpcoll" is whatever path libdpcoll takes: device to device through CUDA
+ * IPC when every rank's buffers are on a GPU of one node (blocking calls
+ * from DPCOLL_IPC_MIN bytes), else the staging pipeline or whole staging
+ * (DPCOLL_IPC=0 forces those).
+ *
  * For allreduce it also shows the staging pipeline's overlap: the device
  * call against the sum of its parts done one after the other (copy to
  * pinned host memory, libdpcoll's host allreduce, copy back):

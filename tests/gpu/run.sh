@@ -7,7 +7,9 @@
 # order of importance (so that a run cut short still brings the most back):
 # the device kernels against the host kernels; the device-buffer tests at
 # 2 ranks; the device-buffer benchmark at 2 ranks; the tests at 3 and 4
-# ranks; the benchmark at 4 ranks; host reductions (DPCOLL_DEVICE_REDUCE=0).
+# ranks; the benchmark at 4 ranks; without CUDA IPC (DPCOLL_IPC=0: the
+# staging pipeline's tests and figures); host reductions
+# (DPCOLL_DEVICE_REDUCE=0).
 # Everything it prints also goes to $OUT/gpu.log (each benchmark to its own
 # file too). GPU_RUN_QUICK=1: smaller benchmark (for a rehearsal).
 set -u
@@ -35,6 +37,8 @@ echo "== machine: $(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-?}"), $(
 nvidia-smi -L 2>&1 | head -4
 nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader 2>&1 | head -2
 echo "== mpiexec: $mpiexec"
+echo "== a UCX with CUDA support on this machine? (libuct_cuda)"
+timeout 20 find / -xdev -name 'libuct_cuda*.so*' 2>/dev/null | head -3
 for b in "$t/test_gpu_coll" "$t/bench_gpu" "$DPCOLL_CUDA_PLUGIN" "$(command -v mpiexec.hydra)"; do
     ldd "$b" 2>&1 | grep -i "not found" | sed "s|^|missing for $(basename "$b"):|"
 done
@@ -76,8 +80,12 @@ for np in 3 4; do
     step "device-buffer tests, $np ranks" 180 "$mpiexec" -n $np "$t/test_gpu_coll"
 done
 step "device-buffer benchmark, 4 ranks" 240 bash -o pipefail -c "'$mpiexec' -n 4 '$t/bench_gpu' $big $reps | tee '$out/bench_np4.txt'"
-step "device-buffer allreduce with the reductions on the host (DPCOLL_DEVICE_REDUCE=0), 2 ranks" 120 \
-    bash -o pipefail -c "DPCOLL_DEVICE_REDUCE=0 '$mpiexec' -n 2 '$t/bench_gpu' $big $reps allreduce | tee '$out/bench_np2_hostreduce.txt'"
+step "device-buffer tests without CUDA IPC (DPCOLL_IPC=0: pipelines, staging), 3 ranks" 180 \
+    env DPCOLL_IPC=0 "$mpiexec" -n 3 "$t/test_gpu_coll"
+step "the staging pipeline (DPCOLL_IPC=0), 2 ranks" 120 \
+    bash -o pipefail -c "DPCOLL_IPC=0 '$mpiexec' -n 2 '$t/bench_gpu' $big $reps | tee '$out/bench_np2_staged.txt'"
+step "the staging pipeline with host reductions (DPCOLL_IPC=0 DPCOLL_DEVICE_REDUCE=0), 2 ranks" 120 \
+    bash -o pipefail -c "DPCOLL_IPC=0 DPCOLL_DEVICE_REDUCE=0 '$mpiexec' -n 2 '$t/bench_gpu' $big $reps allreduce | tee '$out/bench_np2_hostreduce.txt'"
 step "device-buffer tests with host reductions, 2 ranks" 180 \
     env DPCOLL_DEVICE_REDUCE=0 "$mpiexec" -n 2 "$t/test_gpu_coll"
 step "MPI integration (host buffers), 2 ranks" 120 "$mpiexec" -n 2 "$t/test_mpi_nbc"
