@@ -60,6 +60,9 @@ typedef struct dpc_cuda_plugin {
     int (*ipc_get)(const void *ptr, void *handle, size_t *offset);
     int (*ipc_open)(const void *handle, void **base);
     int (*ipc_close)(void *base);
+    /* The GPU that holds device pointer ptr, as a name every process of
+     * the node gives alike (its PCI bus id), into id (len bytes). */
+    int (*device_of)(const void *ptr, char *id, size_t len);
 } dpc_cuda_plugin_t;
 
 /* The one symbol the plugin exports. */

@@ -162,8 +162,17 @@ static int ipc_close(void *base)
     return (int)cudaIpcCloseMemHandle(base);
 }
 
+static int device_of(const void *ptr, char *id, size_t len)
+{
+    struct cudaPointerAttributes at;
+    cudaError_t e = cudaPointerGetAttributes(&at, ptr);
+    if (e != cudaSuccess)
+        return (int)e;
+    return (int)cudaDeviceGetPCIBusId(id, (int)len, at.device);
+}
+
 static const dpc_cuda_plugin_t plugin = {
-    .order_after_user = order_after_user,
+    .order_after_user = order_after_user, .device_of = device_of,
     .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close,
     .version = DPC_CUDA_PLUGIN_VERSION,
     .event_create = event_create, .event_destroy = event_destroy,

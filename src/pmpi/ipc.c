@@ -15,6 +15,9 @@
  * closing barrier keeps every buffer alive and unchanged until everyone is
  * done reading it.
  *
+ * For now every rank's buffers must be on the same GPU (ranks sharing one);
+ * ranks on different GPUs of a node go the usual way.
+ *
  * Every rank takes the same decision: whether to try at all from the call's
  * arguments that all ranks share (dpc_ipc_wanted), then from the gathered
  * cards (every rank sees all of them): if any rank cannot (a host buffer, a
@@ -42,6 +45,7 @@ typedef struct {
     int32_t pad;
     uint64_t off[2];                          /* input, output: offsets in their allocations */
     unsigned char h[2][DPC_IPC_HANDLE_BYTES]; /* their handles */
+    char gpu[32];                             /* the GPU both are on (PCI bus id) */
 } card_t;
 
 /* Peers' allocations mapped here, kept for later calls (opening a handle
@@ -232,9 +236,14 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     if (mine.ok && (dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING) ||
                     dpc_cuda->stream_sync(stream)))
         mine.ok = 0;
+    char gpu_out[sizeof(mine.gpu)];
     if (mine.ok && (dpc_cuda->ipc_get(in, mine.h[0], &mine.off[0]) ||
-                    dpc_cuda->ipc_get(x->rbuf, mine.h[1], &mine.off[1])))
+                    dpc_cuda->ipc_get(x->rbuf, mine.h[1], &mine.off[1]) ||
+                    dpc_cuda->device_of(in, mine.gpu, sizeof(mine.gpu)) ||
+                    dpc_cuda->device_of(x->rbuf, gpu_out, sizeof(gpu_out)) ||
+                    strncmp(mine.gpu, gpu_out, sizeof(gpu_out))))
         mine.ok = 0;
+    mine.gpu[sizeof(mine.gpu) - 1] = 0;
     /* small groups keep their tables on the stack; a large one allocates,
      * and agrees first that everyone could (else all go the usual way) */
     enum { SMALL = 16 };
@@ -256,8 +265,10 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     if (all) {
         PMPI_Allgather(&mine, (int)sizeof(card_t), MPI_BYTE, cards, (int)sizeof(card_t), MPI_BYTE,
                        x->comm);
+        /* all on one GPU: kernels read the peers' memory, which another
+         * GPU could only do with peer access (not checked yet) */
         for (int k = 0; k < p; k++)
-            all &= cards[k].ok != 0;
+            all &= cards[k].ok != 0 && !strcmp(cards[k].gpu, cards[0].gpu);
     }
     int ran = 0;
     if (all) {

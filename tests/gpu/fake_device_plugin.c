@@ -215,6 +215,15 @@ static int ipc_open(const void *handle, void **base)
     return 0;
 }
 
+/* one fake GPU per node: every process's arena is on it */
+static int device_of(const void *ptr, char *id, size_t len)
+{
+    if (!is_device(ptr))
+        return 1;
+    snprintf(id, len, "fake-gpu-0");
+    return 0;
+}
+
 static int ipc_close(void *base)
 {
     pthread_mutex_lock(&lock);
@@ -393,7 +402,7 @@ static const dpc_cuda_plugin_t plugin = {
     .event_create = event_create, .event_destroy = event_destroy,
     .event_record = event_record, .event_query = event_query,
     .order_after_user = order_after_user,
-    .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close,
+    .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close, .device_of = device_of,
 };
 
 __attribute__((visibility("default"))) const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version)
