@@ -58,8 +58,10 @@ int main(int argc, char **argv)
     transports();
 #ifdef DPC_HAVE_CUDA
     printf("  CUDA:            built with CUDA: libdpcoll_cuda.so is loaded at MPI_Init when a GPU "
-           "and driver are present (DPCOLL_LOG_LEVEL=2 says which); device buffers are then "
-           "staged through pinned host memory (allreduces and reduce-scatters of 2 MiB "
+           "and driver are present (DPCOLL_LOG_LEVEL=2 says which); blocking calls whose "
+           "every rank has its buffers on one GPU of this node go device to device through "
+           "CUDA IPC (from DPCOLL_IPC_MIN bytes; DPCOLL_IPC=0: never); other device buffers "
+           "are staged through pinned host memory (allreduces and reduce-scatters of 2 MiB "
            "and more in a pipeline of "
            "1 MiB chunks, reduced on the GPU unless DPCOLL_DEVICE_REDUCE=0)\n");
 #else
@@ -95,6 +97,8 @@ int main(int argc, char **argv)
     printf("  DPCOLL_PROGRESS_THREAD                 %d\n", cfg.progress_thread);
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_DEVICE_REDUCE                   %d\n", cfg.device_reduce);
+    printf("  DPCOLL_IPC                             %d\n", cfg.ipc);
+    printf("  DPCOLL_IPC_MIN                         %zu\n", cfg.ipc_min);
     printf("  DPCOLL_SHM                             %d\n", cfg.shm);
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");

@@ -1,0 +1,80 @@
+/*
+ * Settings read from the environment: the CUDA IPC ones (DPCOLL_IPC,
+ * DPCOLL_IPC_MIN) parse, refuse bad values with a message naming the
+ * variable, and travel in the settings every rank takes from rank 0 (the
+ * pack/unpack pair MPI_Init uses), so that all ranks decide alike.
+ */
+#include "config.h"
+#include <check.h>
+#include "check_run.h"
+#include "dpc_config.h"
+#include <stdlib.h>
+#include <string.h>
+
+static dpc_status_t read_with(const char *var, const char *value, dpc_config_t *cfg, char *err,
+                              size_t len)
+{
+    setenv(var, value, 1);
+    dpc_config_defaults(cfg);
+    dpc_status_t st = dpc_config_read(cfg, err, len);
+    unsetenv(var);
+    return st;
+}
+
+START_TEST(test_ipc_settings)
+{
+    dpc_config_t cfg;
+    char err[256] = "";
+    dpc_config_defaults(&cfg);
+    ck_assert(cfg.ipc);
+    ck_assert_uint_eq(cfg.ipc_min, DPC_DEFAULT_IPC_MIN);
+    ck_assert_int_eq(read_with("DPCOLL_IPC", "0", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(!cfg.ipc);
+    ck_assert_int_eq(read_with("DPCOLL_IPC_MIN", "1048576", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_uint_eq(cfg.ipc_min, 1048576);
+    const char *bad[][2] = {{"DPCOLL_IPC", "maybe"}, {"DPCOLL_IPC_MIN", "-5"},
+                            {"DPCOLL_IPC_MIN", "64k"}, {"DPCOLL_IPC_MIN", ""}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = 0;
+        ck_assert_int_eq(read_with(bad[i][0], bad[i][1], &cfg, err, sizeof(err)), DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, bad[i][0]) != NULL, "%s=%s: %s", bad[i][0], bad[i][1], err);
+    }
+}
+END_TEST
+
+START_TEST(test_shared_settings_travel)
+{
+    dpc_config_t root, other;
+    dpc_config_defaults(&root);
+    dpc_config_defaults(&other);
+    root.ipc = false;
+    root.ipc_min = 12345;
+    root.device_reduce = false;
+    long long v[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&root, v);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert(!other.ipc);
+    ck_assert_uint_eq(other.ipc_min, 12345);
+    ck_assert(!other.device_reduce);
+    /* and a difference shows in the packed form (what MPI_Init compares) */
+    long long w[DPC_CONFIG_SHARED_INTS];
+    dpc_config_defaults(&other);
+    dpc_config_pack_shared(&other, w);
+    ck_assert(memcmp(v, w, sizeof(v)) != 0);
+    other.ipc = false;
+    other.ipc_min = 12345;
+    other.device_reduce = false;
+    dpc_config_pack_shared(&other, w);
+    ck_assert(memcmp(v, w, sizeof(v)) == 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *su = suite_create("config");
+    TCase *tc = tcase_create("settings");
+    tcase_add_test(tc, test_ipc_settings);
+    tcase_add_test(tc, test_shared_settings_travel);
+    suite_add_tcase(su, tc);
+    return check_run(su);
+}
