@@ -299,7 +299,7 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
         *err = rc ? dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy through CUDA "
                               "IPC failed: %s", x->call, dpc_cuda->error_string(rc))
                   : MPI_SUCCESS;
-        __atomic_add_fetch(&dpc_g.ipc_calls, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&dpc_g.stats[x->coll].ipc, 1, __ATOMIC_RELAXED);
         ran = 1;
     }
     for (int k = 0; bases && k < 2 * p; k++)

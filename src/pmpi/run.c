@@ -500,6 +500,10 @@ void dpc_stats_print(void)
                                         dpc_algos()[i]->name, cs->by_algo[i]);
                 sep = ", ";
             }
+        if (cs->ipc && off < sizeof(line)) {
+            off += (size_t)snprintf(line + off, sizeof(line) - off, "%scuda_ipc %llu", sep, cs->ipc);
+            sep = ", ";
+        }
         if (*sep == ',' && off < sizeof(line))
             off += (size_t)snprintf(line + off, sizeof(line) - off, ")");
         if (off < sizeof(line))

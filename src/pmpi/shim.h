@@ -23,6 +23,7 @@ typedef struct dpc_coll_stats {
     unsigned long long ours, pmpi, bytes, errors;
     unsigned long long why[DPC_WHY_COUNT];
     unsigned long long *by_algo;   /* indexed like dpc_algos() */
+    unsigned long long ipc;        /* device to device through CUDA IPC (ipc.c) */
 } dpc_coll_stats_t;
 
 typedef struct dpc_shim {
@@ -38,7 +39,6 @@ typedef struct dpc_shim {
                                as pipelines of chunks on every rank (pipeline.c) */
     bool ipc;               /* ... and all ranks are on one node, DPCOLL_IPC on:
                                blocking calls try CUDA IPC (ipc.c) */
-    unsigned long long ipc_calls;   /* calls that ran through CUDA IPC */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
     int keyval;

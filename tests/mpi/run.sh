@@ -43,6 +43,10 @@ for np in 2 3; do
     echo "$out" | tail -3
     check "device buffers on a fake device the host cannot touch (CUDA IPC, pipelines, staging), $np ranks" test $rc -eq 0
 done
+out=$(DPCOLL_STATS=1 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 2 "$fake" 2>&1)
+line=$(echo "$out" | grep 'stats: rank 0 allgather:')
+check "DPCOLL_STATS counts the calls that went device to device (cuda_ipc)" \
+    sh -c 'echo "$1" | grep -q "cuda_ipc [1-9]"' _ "$line"
 out=$(DPCOLL_IPC=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
 echo "$out" | tail -3
 check "device buffers without CUDA IPC (DPCOLL_IPC=0: pipelines and staging), 3 ranks" test $rc -eq 0
