@@ -5,6 +5,10 @@
  * libdpcoll that dereferenced a device pointer would crash the test, and
  * the staging path runs for real. Tests load it with DPCOLL_CUDA_PLUGIN and
  * allocate/copy with fake_dev_alloc/fake_dev_copy.
+ *
+ * CUDA IPC too: the arena is shared memory, a handle names one allocation
+ * in it, and a peer process maps that allocation (ipc_open), which is then
+ * device memory there as well; closing unmaps it.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -44,21 +48,30 @@ static void setup(void)
     }
 }
 
+/* Allocations, in order (each page-aligned): an IPC handle names one, as
+ * CUDA's does, so a buffer inside it is at an offset from its base. */
+#define MAX_ALLOCS 4096
+static size_t alloc_at[MAX_ALLOCS], alloc_len[MAX_ALLOCS];
+static int nallocs;
+
 __attribute__((visibility("default"))) void *fake_dev_alloc(size_t n)
 {
     pthread_mutex_lock(&lock);
     setup();
-    size_t at = used;
-    used += (n + 4095) & ~(size_t)4095;
-    if (used > ARENA)
+    size_t at = used, len = (n + 4095) & ~(size_t)4095;
+    used += len ? len : 4096;
+    if (used > ARENA || nallocs == MAX_ALLOCS)
         abort();
+    alloc_at[nallocs] = at;
+    alloc_len[nallocs++] = len ? len : 4096;
     pthread_mutex_unlock(&lock);
     return arena + at;
 }
 
 /* Peers' arenas mapped here by ipc_open: device memory too. */
-#define MAX_PEERS 64
+#define MAX_PEERS 1024
 static char *peer[MAX_PEERS];
+static size_t peer_len[MAX_PEERS];
 static int npeers;
 static unsigned long ipc_opens;
 
@@ -67,13 +80,19 @@ __attribute__((visibility("default"))) unsigned long fake_dev_ipc_opens(void)
     return ipc_opens;
 }
 
+/* Peer allocations mapped here now (opened and not yet closed). */
+__attribute__((visibility("default"))) int fake_dev_ipc_mapped(void)
+{
+    return npeers;
+}
+
 /* Device memory readable and writable for the duration of one piece of
  * plugin work (lock held), and locked away again after it. */
 static void open_all(int prot)
 {
     mprotect(arena, used, prot);
     for (int i = 0; i < npeers; i++)
-        mprotect(peer[i], ARENA, prot);
+        mprotect(peer[i], peer_len[i], prot);
 }
 
 /* A copy with the arena opened for the duration (any direction). */
@@ -157,9 +176,14 @@ static int init(char *why, size_t len)
     return 1;
 }
 
+static int in_range(const char *a, size_t len, const void *p)
+{
+    return a && (const char *)p >= a && (const char *)p < a + len;
+}
+
 static int in_arena(const char *a, const void *p)
 {
-    return a && (const char *)p >= a && (const char *)p < a + ARENA;
+    return in_range(a, ARENA, p);
 }
 
 static int is_device(const void *p)
@@ -167,14 +191,14 @@ static int is_device(const void *p)
     int yes = in_arena(arena, p);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < npeers && !yes; i++)
-        yes = in_arena(peer[i], p);
+        yes = in_range(peer[i], peer_len[i], p);
     pthread_mutex_unlock(&lock);
     return yes;
 }
 
-/* CUDA IPC's stand-in: a handle names a process's arena; the offset is
- * from the arena's start (the whole arena is one allocation). */
-typedef struct { uint64_t magic; int64_t pid, fd; } fake_handle_t;
+/* CUDA IPC's stand-in: a handle names one allocation of a process's arena
+ * (its place and length there); the offset is from the allocation's start. */
+typedef struct { uint64_t magic; int64_t pid, fd; uint64_t at, len; } fake_handle_t;
 #define FAKE_MAGIC 0x46414b4544455631ull
 _Static_assert(sizeof(fake_handle_t) <= DPC_IPC_HANDLE_BYTES, "handle size");
 
@@ -182,10 +206,20 @@ static int ipc_get(const void *ptr, void *handle, size_t *offset)
 {
     if (!in_arena(arena, ptr))
         return 1;
+    size_t at = (size_t)((const char *)ptr - arena);
+    int a = -1;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nallocs && a < 0; i++)
+        if (at >= alloc_at[i] && at < alloc_at[i] + alloc_len[i])
+            a = i;
+    fake_handle_t h = {FAKE_MAGIC, (int64_t)getpid(), arena_fd, a >= 0 ? alloc_at[a] : 0,
+                       a >= 0 ? alloc_len[a] : 0};
+    pthread_mutex_unlock(&lock);
+    if (a < 0)
+        return 1;
     memset(handle, 0, DPC_IPC_HANDLE_BYTES);
-    fake_handle_t h = {FAKE_MAGIC, (int64_t)getpid(), arena_fd};
     memcpy(handle, &h, sizeof(h));
-    *offset = (size_t)((const char *)ptr - arena);
+    *offset = at - h.at;
     return 0;
 }
 
@@ -198,16 +232,17 @@ static int ipc_open(const void *handle, void **base)
     int fd = h.magic == FAKE_MAGIC && h.pid != getpid() ? open(path, O_RDWR) : -1;
     if (fd < 0)
         return 1;
-    char *p = mmap(NULL, ARENA, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    char *p = mmap(NULL, h.len, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, (off_t)h.at);
     close(fd);
     if (p == MAP_FAILED)
         return 1;
     pthread_mutex_lock(&lock);
     if (npeers == MAX_PEERS) {
         pthread_mutex_unlock(&lock);
-        munmap(p, ARENA);
+        munmap(p, h.len);
         return 1;
     }
+    peer_len[npeers] = h.len;
     peer[npeers++] = p;
     ipc_opens++;
     pthread_mutex_unlock(&lock);
@@ -229,8 +264,10 @@ static int ipc_close(void *base)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < npeers; i++)
         if (peer[i] == base) {
-            peer[i] = peer[--npeers];
-            munmap(base, ARENA);
+            munmap(base, peer_len[i]);
+            npeers--;
+            peer[i] = peer[npeers];
+            peer_len[i] = peer_len[npeers];
             break;
         }
     pthread_mutex_unlock(&lock);

@@ -25,6 +25,7 @@ unsigned long fake_dev_copies(void);
 unsigned long fake_dev_reduces(void);
 unsigned long fake_dev_host_allocs(void);
 unsigned long fake_dev_ipc_opens(void);
+int fake_dev_ipc_mapped(void);
 #define cudaSuccess 0
 #define cudaMemcpyHostToDevice 0
 #define cudaMemcpyDeviceToHost 0
@@ -430,6 +431,35 @@ int main(int argc, char **argv)
             printf("FAILED: rank %d: 4 repeated allreduces allocated %lu pinned blocks\n", rank,
                    fake_dev_host_allocs() - a0);
         }
+    }
+    /* many distinct device buffers, one call each: the peers' mappings
+     * are kept for later calls, but no more than the cache holds (64):
+     * the least recently used are closed, and results stay right */
+    if (ipc_expected(1, 1u << 30, 0)) {
+        long n = 16384;   /* 64 KiB a block: from DPCOLL_IPC_MIN */
+        unsigned long o0 = fake_dev_ipc_opens();
+        int *h = malloc(sizeof(int) * (size_t)n * size), *r = malloc(sizeof(int) * (size_t)n * size);
+        int bad = 0;
+        for (int it = 0; it < 70; it++) {
+            void *d_in = dmalloc(sizeof(int) * (size_t)n), *d_out = dmalloc(sizeof(int) * (size_t)n * size);
+            fill(h, n, 40 + it);
+            put(1, d_in, h, sizeof(int) * (size_t)n);
+            MPI_Allgather(d_in, (int)n, MPI_INT, d_out, (int)n, MPI_INT, MPI_COMM_WORLD);
+            get(1, r, d_out, sizeof(int) * (size_t)n * size);
+            for (int k = 0; k < size && !bad; k++)
+                for (long i = 0; i < n && !bad; i++)
+                    bad = r[k * n + i] != k * 1000 + (40 + it) * 7 + (int)(i % 977);
+        }
+        cases++;
+        if (bad || fake_dev_ipc_mapped() > 64 ||
+            fake_dev_ipc_opens() - o0 < 2ul * 70 * (unsigned long)(size - 1)) {
+            failures++;
+            printf("FAILED: rank %d: 70 allgathers on new buffers: %s, %d peer mappings open "
+                   "(at most 64), %lu opened (want %lu)\n", rank, bad ? "WRONG" : "right",
+                   fake_dev_ipc_mapped(), fake_dev_ipc_opens() - o0, 140ul * (unsigned long)(size - 1));
+        }
+        free(h);
+        free(r);
     }
     /* with every rank on the device and IPC on, peers' buffers were mapped */
     if (ipc_expected(1, 1u << 30, 0)) {
