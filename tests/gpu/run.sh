@@ -74,7 +74,11 @@ step() {   # step NAME TIMEOUT COMMAND...: runs it, notes a failure
 quick=${GPU_RUN_QUICK:-0}
 if [ "$quick" = 1 ]; then big=4 reps=3; else big=256 reps=9; fi
 step "device reduction kernels against the host kernels" 120 "$t/test_gpu_reduce"
-step "device-buffer tests, 2 ranks" 180 "$mpiexec" -n 2 "$t/test_gpu_coll"
+step "device-buffer tests, 2 ranks" 180 bash -o pipefail -c \
+    "DPCOLL_STATS=1 '$mpiexec' -n 2 '$t/test_gpu_coll' 2>&1 | tee '$out/test_np2.txt'"
+# (the statistics say whether blocking calls went device to device)
+echo "   CUDA IPC path taken: $(grep -c 'cuda_ipc [1-9]' "$out/test_np2.txt") collectives of rank 0/1 show it"
+grep 'stats: rank 0' "$out/test_np2.txt" | head -8
 step "device-buffer benchmark, 2 ranks" 240 bash -o pipefail -c "'$mpiexec' -n 2 '$t/bench_gpu' $big $reps | tee '$out/bench_np2.txt'"
 for np in 3 4; do
     step "device-buffer tests, $np ranks" 180 "$mpiexec" -n $np "$t/test_gpu_coll"
