@@ -15,8 +15,10 @@
  * closing barrier keeps every buffer alive and unchanged until everyone is
  * done reading it.
  *
- * For now every rank's buffers must be on the same GPU (ranks sharing one);
- * ranks on different GPUs of a node go the usual way.
+ * Copies may cross GPUs (the copy engine reaches any GPU of the node that
+ * the handle mapped on); reductions, whose kernels read the peers' memory,
+ * need every rank's buffers on the same GPU for now (peer access between
+ * GPUs is not checked yet), else they go the usual way.
  *
  * Every rank takes the same decision: whether to try at all from the call's
  * arguments that all ranks share (dpc_ipc_wanted), then from the gathered
@@ -265,10 +267,12 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     if (all) {
         PMPI_Allgather(&mine, (int)sizeof(card_t), MPI_BYTE, cards, (int)sizeof(card_t), MPI_BYTE,
                        x->comm);
-        /* all on one GPU: kernels read the peers' memory, which another
-         * GPU could only do with peer access (not checked yet) */
+        /* reductions all on one GPU: their kernels read the peers'
+         * memory, which another GPU reaches only with peer access (not
+         * checked yet); copies go anywhere */
+        bool reduces = x->coll == DPC_ALLREDUCE || x->coll == DPC_REDUCE_SCATTER_BLOCK;
         for (int k = 0; k < p; k++)
-            all &= cards[k].ok != 0 && !strcmp(cards[k].gpu, cards[0].gpu);
+            all &= cards[k].ok != 0 && (!reduces || !strcmp(cards[k].gpu, cards[0].gpu));
     }
     int ran = 0;
     if (all) {
@@ -299,7 +303,16 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
         *err = rc ? dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy through CUDA "
                               "IPC failed: %s", x->call, dpc_cuda->error_string(rc))
                   : MPI_SUCCESS;
-        __atomic_add_fetch(&dpc_g.stats[x->coll].ipc, 1, __ATOMIC_RELAXED);
+        size_t bytes = x->coll == DPC_ALLREDUCE ? x->count * dpc_dtype_size(x->dt)
+                       : x->coll == DPC_BCAST   ? x->blk_bytes
+                                                : x->blk_bytes * (size_t)p;
+        bool lk = dpc_need_lock();
+        dpc_lock(lk);   /* (the engine's calls count under the same lock) */
+        dpc_coll_stats_t *cs = &dpc_g.stats[x->coll];
+        cs->ours++;
+        cs->ipc++;
+        cs->bytes += bytes;
+        dpc_unlock(lk);
         ran = 1;
     }
     for (int k = 0; bases && k < 2 * p; k++)

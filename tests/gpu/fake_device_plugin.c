@@ -250,12 +250,15 @@ static int ipc_open(const void *handle, void **base)
     return 0;
 }
 
-/* one fake GPU per node: every process's arena is on it */
+/* One fake GPU per node, or with DPCOLL_FAKE_GPUS=n, n of them, rank r's
+ * (PMI_RANK, which the launcher sets) on GPU r % n. */
 static int device_of(const void *ptr, char *id, size_t len)
 {
     if (!is_device(ptr))
         return 1;
-    snprintf(id, len, "fake-gpu-0");
+    const char *g = getenv("DPCOLL_FAKE_GPUS"), *r = getenv("PMI_RANK");
+    int n = g ? atoi(g) : 1;
+    snprintf(id, len, "fake-gpu-%d", n > 1 && r ? atoi(r) % n : 0);
     return 0;
 }
 

@@ -47,6 +47,9 @@ out=$(DPCOLL_STATS=1 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so
 line=$(echo "$out" | grep 'stats: rank 0 allgather:')
 check "DPCOLL_STATS counts the calls that went device to device (cuda_ipc)" \
     sh -c 'echo "$1" | grep -q "cuda_ipc [1-9]"' _ "$line"
+out=$(DPCOLL_FAKE_GPUS=2 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
+echo "$out" | tail -3
+check "ranks on two (fake) GPUs: copies through CUDA IPC, reductions staged, 3 ranks" test $rc -eq 0
 out=$(DPCOLL_IPC=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
 echo "$out" | tail -3
 check "device buffers without CUDA IPC (DPCOLL_IPC=0: pipelines and staging), 3 ranks" test $rc -eq 0
