@@ -91,7 +91,7 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     } else {
         sti = rti;
     }
-    if (mode == DPC_BLOCKING && !v && dpc_ipc_wanted(size, (size_t)rtotal * (size_t)rti.size)) {
+    if (mode == DPC_BLOCKING && !v && dpc_ipc_wanted(comm, call, size, (size_t)rtotal * (size_t)rti.size)) {
         /* every rank's buffers on a GPU of this node: each pulls its block
          * of every peer's input device to device (ipc.c), decided by all */
         dpc_ipc_call_t x = {

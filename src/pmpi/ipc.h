@@ -25,8 +25,10 @@ typedef struct dpc_ipc_call {
 } dpc_ipc_call_t;
 
 /* Whether to try (then every rank of the communicator must call
- * dpc_ipc_run): from what all ranks share alone. */
-bool dpc_ipc_wanted(int comm_size, size_t bytes);
+ * dpc_ipc_run): from what all ranks share alone, the outcomes of earlier
+ * attempts on the communicator included (see ipc.c). */
+#define DPC_IPC_BACKOFF_MAX 64
+bool dpc_ipc_wanted(MPI_Comm comm, const char *call, int comm_size, size_t bytes);
 /* Collective. 1: the call ran here, its MPI error code in *err; 0: it did
  * not (on every rank alike): go the usual way. */
 int dpc_ipc_run(const dpc_ipc_call_t *x, int *err);
