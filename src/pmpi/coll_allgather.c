@@ -84,14 +84,16 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     } else {
         sti = rti;
     }
-    if (mode == DPC_BLOCKING && !v && dpc_ipc_wanted(comm, call, size, (size_t)total * (size_t)rti.size)) {
+    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, size, (size_t)total * (size_t)rti.size)) {
         /* every rank's buffers on a GPU of this node: each pulls the
-         * others' blocks device to device (ipc.c), decided by all ranks */
+         * others' blocks device to device (ipc.c), decided by all ranks
+         * (the recvcounts, and so the total, are the same on every rank) */
         dpc_ipc_call_t x = {
-            .comm = comm, .call = call, .coll = DPC_ALLGATHER,
+            .comm = comm, .call = call, .coll = coll,
             .sbuf = in_place ? NULL : (const char *)sendbuf + sti.true_lb,
             .rbuf = (char *)recvbuf + rti.true_lb, .blk_bytes = (size_t)mine * (size_t)rti.size,
-            .local_ok = rti.contig && (in_place || sti.contig)};
+            .counts = v ? recvcounts : NULL, .displs = v ? displs : NULL,
+            .elem = (size_t)rti.size, .local_ok = rti.contig && (in_place || sti.contig)};
         if (dpc_ipc_run(&x, &err))
             return err;
     }

@@ -91,14 +91,19 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     } else {
         sti = rti;
     }
-    if (mode == DPC_BLOCKING && !v && dpc_ipc_wanted(comm, call, size, (size_t)rtotal * (size_t)rti.size)) {
+    /* (an alltoallv's sizes differ from rank to rank: no shared size to
+     * weigh, so it always may try; the attempts back off where they fail) */
+    if (mode == DPC_BLOCKING &&
+        dpc_ipc_wanted(comm, call, size, v ? SIZE_MAX : (size_t)rtotal * (size_t)rti.size)) {
         /* every rank's buffers on a GPU of this node: each pulls its block
          * of every peer's input device to device (ipc.c), decided by all */
         dpc_ipc_call_t x = {
-            .comm = comm, .call = call, .coll = DPC_ALLTOALL,
+            .comm = comm, .call = call, .coll = v ? DPC_ALLTOALLV : DPC_ALLTOALL,
             .sbuf = in_place ? NULL : (const char *)sendbuf + sti.true_lb,
             .rbuf = (char *)recvbuf + rti.true_lb,
             .blk_bytes = (size_t)recvcount * (size_t)rti.size,
+            .counts = v ? recvcounts : NULL, .displs = v ? rdispls : NULL,
+            .sdispls = v ? sdispls : NULL, .elem = (size_t)rti.size, .selem = (size_t)sti.size,
             .local_ok = !in_place && rti.contig && sti.contig};
         if (dpc_ipc_run(&x, &err))
             return err;

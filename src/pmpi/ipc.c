@@ -164,6 +164,7 @@ typedef struct {
     int p, me;
     const char **in;
     char **out;
+    const uint64_t *at;   /* alltoallv: where each peer's block for us starts */
     void *stream;
     int rc;        /* the first CUDA error */
 } plan_t;
@@ -228,6 +229,19 @@ static int run(plan_t *pl, const dpc_ipc_call_t *x)
         for (int k = 0; k < p; k++)
             copy(pl, pl->out[me] + (size_t)k * blk, pl->in[k] + (size_t)me * blk, blk);
         break;
+    case DPC_ALLGATHERV:
+        /* (in place, each rank published its own block as its input) */
+        for (int k = 0; k < p; k++)
+            if (k != me || x->sbuf)
+                copy(pl, pl->out[me] + (size_t)x->displs[k] * x->elem, pl->in[k],
+                     (size_t)x->counts[k] * x->elem);
+        break;
+    case DPC_ALLTOALLV:
+        /* peer k's block for this rank starts at at[k] in its input */
+        for (int k = 0; k < p; k++)
+            copy(pl, pl->out[me] + (size_t)x->displs[k] * x->elem, pl->in[k] + pl->at[k],
+                 (size_t)x->counts[k] * x->elem);
+        break;
     case DPC_REDUCE_SCATTER_BLOCK:
         reduce_all(pl, x, pl->out[me], (size_t)me * blk, blk / es);
         break;
@@ -258,7 +272,11 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     int p, me;
     PMPI_Comm_size(x->comm, &p);
     PMPI_Comm_rank(x->comm, &me);
-    const void *in = x->sbuf ? x->sbuf : x->rbuf;
+    /* the input: a bcast's buffer, an allgatherv in place its own block */
+    const void *in = x->sbuf                      ? x->sbuf
+                     : x->coll == DPC_ALLGATHERV ? (const char *)x->rbuf +
+                                                       (size_t)x->displs[me] * x->elem
+                                                 : x->rbuf;
     void *stream = dpc_cuda_staging_stream();
     card_t mine;
     memset(&mine, 0, sizeof(mine));
@@ -305,6 +323,23 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
             all &= cards[k].ok != 0 && (!reduces || !strcmp(cards[k].gpu, cards[0].gpu));
     }
     int ran = 0;
+    uint64_t *at = NULL;
+    if (all && x->coll == DPC_ALLTOALLV) {
+        /* where this rank's block for each peer starts, to that peer; a
+         * failed allocation is agreed below with the mappings */
+        uint64_t *mine_at = malloc(sizeof(uint64_t) * (size_t)p);
+        at = malloc(sizeof(uint64_t) * (size_t)p);
+        int got = mine_at && at, both = 0;
+        PMPI_Allreduce(&got, &both, 1, MPI_INT, MPI_MIN, x->comm);
+        if (both) {
+            for (int k = 0; k < p; k++)
+                mine_at[k] = (uint64_t)x->sdispls[k] * x->selem;
+            PMPI_Alltoall(mine_at, 1, MPI_UINT64_T, at, 1, MPI_UINT64_T, x->comm);
+        } else {
+            all = 0;
+        }
+        free(mine_at);
+    }
     if (all) {
         /* map the peers' buffers; that can fail here alone: agreed */
         int mapped = 1;
@@ -326,7 +361,7 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
         PMPI_Allreduce(&mapped, &all, 1, MPI_INT, MPI_MIN, x->comm);
     }
     if (all) {
-        plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .stream = stream};
+        plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .at = at, .stream = stream};
         int rc = run(&pl, x);
         /* nobody's buffers change or go before everyone has read them */
         PMPI_Barrier(x->comm);
@@ -336,6 +371,11 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
         size_t bytes = x->coll == DPC_ALLREDUCE ? x->count * dpc_dtype_size(x->dt)
                        : x->coll == DPC_BCAST   ? x->blk_bytes
                                                 : x->blk_bytes * (size_t)p;
+        if (x->counts) {
+            bytes = 0;
+            for (int k = 0; k < p; k++)
+                bytes += (size_t)x->counts[k] * x->elem;
+        }
         bool lk = dpc_need_lock();
         dpc_lock(lk);   /* (the engine's calls count under the same lock) */
         dpc_coll_stats_t *cs = &dpc_g.stats[x->coll];
@@ -348,6 +388,7 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     for (int k = 0; bases && k < 2 * p; k++)
         if (bases[k])
             map_release(bases[k]);
+    free(at);
     note_outcome(x->comm, x->call, ran);
     if (heap) {
         free(cards);

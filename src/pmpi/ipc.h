@@ -7,7 +7,7 @@
 /* One blocking collective, every rank's buffers at their data's first byte
  * (true_lb applied). Blocks: allgather, alltoall and reduce_scatter_block
  * move blk_bytes per rank; bcast moves blk_bytes; allreduce count elements
- * of dt (blk_bytes unused). */
+ * of dt (blk_bytes unused); allgatherv and alltoallv counts/displs. */
 typedef struct dpc_ipc_call {
     MPI_Comm comm;
     const char *call;
@@ -19,6 +19,11 @@ typedef struct dpc_ipc_call {
     dpc_dtype_t dt;      /* reductions */
     dpc_op_t op;
     int root;            /* bcast */
+    /* allgatherv, alltoallv: each rank's block in the output (counts of
+     * elem bytes at displs), and for alltoallv where each peer's block
+     * starts in the input (sdispls, of selem bytes) */
+    const int *counts, *displs, *sdispls;
+    size_t elem, selem;
     bool local_ok;       /* this rank's own conditions hold (contiguous types, a
                             device kernel for the reduction...); its buffers'
                             memory is checked here */
