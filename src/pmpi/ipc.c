@@ -26,6 +26,12 @@
  * type with holes, no plugin, no handle), all go the usual way (staging).
  * Mapping a peer's handle can fail on one rank alone, so that is agreed too.
  *
+ * Allgather(v), bcast, alltoall(v): each rank copies the blocks it
+ * receives straight from the peers' inputs (an alltoallv first tells each
+ * peer, in one more exchange, where its block starts in the sender's
+ * input). The host handshakes are MPICH's own collectives (PMPI_*), which
+ * have no DPCOLL_TIMEOUT.
+ *
  * Allreduce: rank r owns slice r of the vector; it reduces slice r of every
  * rank's input into its output (its own input on the left, then the
  * others in rank order), and after a barrier every rank copies the other
