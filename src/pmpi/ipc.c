@@ -255,10 +255,12 @@ static int run(plan_t *pl, const dpc_ipc_call_t *x)
         size_t lo, hi;
         slice(x->count, p, me, &lo, &hi);
         reduce_all(pl, x, pl->out[me] + lo * es, lo * es, hi - lo);
-        /* every owner's slice final before anyone copies it */
-        if ((rc = sync_stream(pl)) != 0)
-            return rc;
+        /* every owner's slice final before anyone copies it (the barrier
+         * even after an error: the others are in it) */
+        rc = sync_stream(pl);
         PMPI_Barrier(x->comm);
+        if (rc)
+            return rc;
         for (int k = 0; k < p; k++) {
             if (k == me)
                 continue;
