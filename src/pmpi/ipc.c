@@ -215,6 +215,9 @@ static void slice(size_t n, int p, int k, size_t *lo, size_t *hi)
     *hi = *lo + q + ((size_t)k < r);
 }
 
+/* run's result when another rank's part failed */
+#define DPC_IPC_PEER_FAILED (-2)
+
 /* The collective's copies and kernels, and its host synchronization. */
 static int run(plan_t *pl, const dpc_ipc_call_t *x)
 {
@@ -255,12 +258,13 @@ static int run(plan_t *pl, const dpc_ipc_call_t *x)
         size_t lo, hi;
         slice(x->count, p, me, &lo, &hi);
         reduce_all(pl, x, pl->out[me] + lo * es, lo * es, hi - lo);
-        /* every owner's slice final before anyone copies it (the barrier
-         * even after an error: the others are in it) */
+        /* every owner's slice final before anyone copies it; and if one
+         * failed, nobody copies (every rank then reports the failure) */
         rc = sync_stream(pl);
-        PMPI_Barrier(x->comm);
-        if (rc)
-            return rc;
+        int bad = rc != 0, any = 0;
+        PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, x->comm);
+        if (any)
+            return rc ? rc : DPC_IPC_PEER_FAILED;
         for (int k = 0; k < p; k++) {
             if (k == me)
                 continue;
@@ -371,11 +375,20 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     if (all) {
         plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .at = at, .stream = stream};
         int rc = run(&pl, x);
-        /* nobody's buffers change or go before everyone has read them */
-        PMPI_Barrier(x->comm);
-        *err = rc ? dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy through CUDA "
-                              "IPC failed: %s", x->call, dpc_cuda->error_string(rc))
-                  : MPI_SUCCESS;
+        /* nobody's buffers change or go before everyone has read them; and
+         * a failure anywhere fails the call everywhere (a rank's output may
+         * hold another's part): the highest failed rank is named */
+        int failed = rc && rc != DPC_IPC_PEER_FAILED ? me + 1 : 0, worst = 0;
+        PMPI_Allreduce(&failed, &worst, 1, MPI_INT, MPI_MAX, x->comm);
+        if (worst == me + 1)
+            *err = dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy or reduction "
+                             "through CUDA IPC failed here: %s", x->call,
+                             dpc_cuda->error_string(rc));
+        else if (worst)
+            *err = dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy or reduction "
+                             "through CUDA IPC failed on rank %d", x->call, worst - 1);
+        else
+            *err = MPI_SUCCESS;
         size_t bytes = x->coll == DPC_ALLREDUCE ? x->count * dpc_dtype_size(x->dt)
                        : x->coll == DPC_BCAST   ? x->blk_bytes
                                                 : x->blk_bytes * (size_t)p;

@@ -378,8 +378,17 @@ static int event_query(void *ev)
  * the same here, with the host's arithmetic (which the real kernels match
  * bit for bit). n == 0 enqueues nothing: a probe. */
 #define UNPINNED 3
+/* A test arms a failure of the next real reduction (not a probe). */
+static int fail_next_reduce;
+__attribute__((visibility("default"))) void fake_dev_fail_next_reduce(void)
+{
+    __atomic_store_n(&fail_next_reduce, 1, __ATOMIC_RELAXED);
+}
+
 static int reduce_async(void *d, const void *a, const void *b, size_t n, int dt, int op, void *s)
 {
+    if (n && __atomic_exchange_n(&fail_next_reduce, 0, __ATOMIC_RELAXED))
+        return 7;   /* "fake error" */
     if (dt == DPC_LONG_DOUBLE || dt == DPC_LONG_DOUBLE_INT || !dpc_op_valid(op, dt))
         return -1;
     if (n == 0)

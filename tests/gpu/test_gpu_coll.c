@@ -26,6 +26,7 @@ unsigned long fake_dev_reduces(void);
 unsigned long fake_dev_host_allocs(void);
 unsigned long fake_dev_ipc_opens(void);
 int fake_dev_ipc_mapped(void);
+void fake_dev_fail_next_reduce(void);
 #define cudaSuccess 0
 #define cudaMemcpyHostToDevice 0
 #define cudaMemcpyDeviceToHost 0
@@ -487,6 +488,30 @@ int main(int argc, char **argv)
         if (bad) {
             failures++;
             printf("FAILED: rank %d: allgathers alternating host and device buffers: WRONG\n", rank);
+        }
+        /* A reduction that fails on one rank fails the call on every rank
+         * (the others would copy its slice): nobody hangs, every rank gets
+         * an error, and the next call on the communicator is right. */
+        {
+            void *d = dmalloc(sizeof(int) * (size_t)n), *o = dmalloc(sizeof(int) * (size_t)n);
+            MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+            fill(h, n, 60);
+            put(1, d, h, sizeof(int) * (size_t)n);
+            if (rank == 0)
+                fake_dev_fail_next_reduce();
+            int e = MPI_Allreduce(d, o, (int)n, MPI_INT, MPI_SUM, fresh), any_ok = 0;
+            int ok_here = e == MPI_SUCCESS;
+            MPI_Allreduce(&ok_here, &any_ok, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            e = MPI_Allreduce(d, o, (int)n, MPI_INT, MPI_SUM, fresh);
+            get(1, r, o, sizeof(int) * (size_t)n);
+            PMPI_Allreduce(h, r + n, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            cases++;
+            if (any_ok || e != MPI_SUCCESS || memcmp(r, r + n, sizeof(int) * (size_t)n)) {
+                failures++;
+                printf("FAILED: rank %d: a device reduction failing on rank 0: %s; the next "
+                       "call: %s\n", rank, any_ok ? "some rank got MPI_SUCCESS" : "all got an error",
+                       e != MPI_SUCCESS ? "an error" : "right or wrong below");
+            }
         }
         MPI_Comm_free(&fresh);
         free(h);
