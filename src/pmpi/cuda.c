@@ -25,7 +25,7 @@ const dpc_cuda_plugin_t *dpc_cuda;
 static void *stream;
 static char status[256] = "not built with CUDA";
 
-static void queue_streams(void);
+static int queue_streams(void);
 
 void dpc_cuda_load(void)
 {
@@ -55,9 +55,11 @@ void dpc_cuda_load(void)
     const dpc_cuda_plugin_t *p = get ? get(DPC_CUDA_PLUGIN_VERSION) : NULL;
     char why[200] = "";
     int n = p ? p->init(why, sizeof(why)) : -1;
-    if (p && n > 0 && p->stream_create(&stream) == 0) {
+    /* (no stream yet: that would make a CUDA context on the default GPU in
+     * every rank, before the program has chosen its own; streams come at
+     * the first call with a device buffer, on the GPU the program uses) */
+    if (p && n > 0) {
         dpc_cuda = p;
-        queue_streams();
         snprintf(status, sizeof(status), "on, %d device%s", n, n > 1 ? "s" : "");
         return;
     }
@@ -396,29 +398,49 @@ static struct {
 static const char *const queue_what[NQUEUE] = {"device to host copy", "host to device copy",
                                                "device reduction"};
 
-/* All streams exist from the start, so that a call's order_after_user
- * reaches each one a later step of it may use (and no thread creates one
- * while another waits on them). One that fails is tried again at its first
- * use (queue_open). */
+/* All streams are made together, before the first copy of the first call
+ * with a device buffer, so that a call's order_after_user reaches each one
+ * a later step of it may use (and no thread creates one while another
+ * waits on them). */
 static void *all_streams[NQUEUE + 1];   /* the queues' and the staging stream */
 
-static void queue_streams(void)
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool streams_made;
+
+/* The streams, made at the first call with a device buffer (see
+ * dpc_cuda_load), on the calling thread's current GPU. */
+static int queue_streams(void)
 {
+    pthread_mutex_lock(&streams_lock);
+    int rc = 0;
+    if (streams_made || (rc = dpc_cuda->stream_create(&stream)) != 0) {
+        pthread_mutex_unlock(&streams_lock);
+        if (rc)
+            dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
+        return rc;
+    }
     all_streams[NQUEUE] = stream;
     for (int k = 0; k < NQUEUE; k++) {
-        int rc = dpc_cuda->stream_create(&dv.stream[k]);
-        if (rc) {
+        int qrc = dpc_cuda->stream_create(&dv.stream[k]);
+        if (qrc) {   /* (tried again at its first use: queue_open) */
             dv.stream[k] = NULL;
-            dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
+            dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(qrc));
         }
         all_streams[k] = dv.stream[k];
     }
+    __atomic_store_n(&streams_made, true, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&streams_lock);
+    return 0;
 }
 
 int dpc_cuda_order_after_user(MPI_Comm comm, const char *call, dpc_order_t which)
 {
+    int rc = __atomic_load_n(&streams_made, __ATOMIC_ACQUIRE) ? 0 : queue_streams();
+    if (rc)
+        return dpc_raise(comm, MPI_ERR_OTHER, "%s: cannot create a CUDA stream: %s", call,
+                         dpc_cuda->error_string(rc));
     /* only the streams the call will use: each wait costs a driver call */
-    int rc = which == DPC_ORDER_STAGING ? dpc_cuda->order_after_user(&all_streams[NQUEUE], 1)
+    rc = which == DPC_ORDER_STAGING ? dpc_cuda->order_after_user(&all_streams[NQUEUE], 1)
                                         : dpc_cuda->order_after_user(all_streams, NQUEUE);
     return rc ? dpc_raise(comm, MPI_ERR_OTHER, "%s: cannot order the copies of device buffers "
                           "after the program's work on the default stream: %s", call,
@@ -549,6 +571,12 @@ void dpc_cuda_fini(void)
     for (int i = 0; i < dv.nspare; i++)
         dpc_cuda->event_destroy(dv.spare_ev[i]);
     free(dv.spare_ev);
+    if (stream) {
+        dpc_cuda->stream_sync(stream);
+        dpc_cuda->stream_destroy(stream);
+        stream = NULL;
+    }
+    streams_made = false;
     memset(&dv, 0, sizeof(dv));
     memset(all_streams, 0, sizeof(all_streams));
     pinned_fini();

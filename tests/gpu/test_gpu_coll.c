@@ -27,6 +27,7 @@ unsigned long fake_dev_host_allocs(void);
 unsigned long fake_dev_ipc_opens(void);
 int fake_dev_ipc_mapped(void);
 void fake_dev_fail_next_reduce(void);
+int fake_dev_streams(void);
 #define cudaSuccess 0
 #define cudaMemcpyHostToDevice 0
 #define cudaMemcpyDeviceToHost 0
@@ -410,6 +411,16 @@ int main(int argc, char **argv)
         return 77;
     }
     cudaSetDevice(rank % ndev);
+#endif
+#ifdef FAKE_DEVICE
+    /* MPI_Init made no stream (a CUDA context on the default GPU in every
+     * rank, before the program picks its own) */
+    cases++;
+    if (fake_dev_streams() != 0) {
+        failures++;
+        printf("FAILED: rank %d: %d CUDA streams made by MPI_Init, before any device buffer\n",
+               rank, fake_dev_streams());
+    }
 #endif
     /* the last two: pipelines of 4 and of 17 chunks (the last one short) */
     const long counts[] = {0, 1, 7, 1000, 1 << 20, (1 << 22) + 3};
