@@ -84,7 +84,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     } else {
         sti = rti;
     }
-    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, size, (size_t)total * (size_t)rti.size)) {
+    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, coll, size, (size_t)total * (size_t)rti.size)) {
         /* every rank's buffers on a GPU of this node: each pulls the
          * others' blocks device to device (ipc.c), decided by all ranks
          * (the recvcounts, and so the total, are the same on every rank) */

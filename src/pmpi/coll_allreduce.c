@@ -70,7 +70,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
      * device (ipc.c), decided by all ranks together */
     int csize;
     PMPI_Comm_size(comm, &csize);
-    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, csize, bytes)) {
+    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, DPC_ALLREDUCE, csize, bytes)) {
         dpc_ipc_call_t x = {
             .comm = comm, .call = call, .coll = DPC_ALLREDUCE,
             .sbuf = in_place ? NULL : (const char *)sendbuf + ti.true_lb,

@@ -94,7 +94,7 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     /* (an alltoallv's sizes differ from rank to rank: no shared size to
      * weigh, so it always may try; the attempts back off where they fail) */
     if (mode == DPC_BLOCKING &&
-        dpc_ipc_wanted(comm, call, size, v ? SIZE_MAX : (size_t)rtotal * (size_t)rti.size)) {
+        dpc_ipc_wanted(comm, call, v ? DPC_ALLTOALLV : DPC_ALLTOALL, size, v ? SIZE_MAX : (size_t)rtotal * (size_t)rti.size)) {
         /* every rank's buffers on a GPU of this node: each pulls its block
          * of every peer's input device to device (ipc.c), decided by all */
         dpc_ipc_call_t x = {

@@ -107,7 +107,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
      * node: each rank reduces its block from the peers' inputs in place
      * (ipc.c), decided by all ranks together */
     if (mode == DPC_BLOCKING && !recvcounts &&
-        dpc_ipc_wanted(comm, call, size, (size_t)total * (size_t)ti.size)) {
+        dpc_ipc_wanted(comm, call, DPC_REDUCE_SCATTER_BLOCK, size, (size_t)total * (size_t)ti.size)) {
         dpc_ipc_call_t x = {
             .comm = comm, .call = call, .coll = DPC_REDUCE_SCATTER_BLOCK,
             .sbuf = in_place ? NULL : (const char *)sendbuf + ti.true_lb,

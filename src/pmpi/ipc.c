@@ -126,7 +126,8 @@ void dpc_ipc_fini(void)
         }
 }
 
-bool dpc_ipc_wanted(MPI_Comm comm, const char *call, int comm_size, size_t bytes)
+bool dpc_ipc_wanted(MPI_Comm comm, const char *call, dpc_coll_t coll, int comm_size,
+                    size_t bytes)
 {
     /* (a staged call's inner call runs on this rank's host copies: the
      * others are not in it) */
@@ -135,33 +136,32 @@ bool dpc_ipc_wanted(MPI_Comm comm, const char *call, int comm_size, size_t bytes
         return false;
     /* A program whose buffers are on the host would pay the gather of
      * every attempt for nothing: after a call that could not go device to
-     * device, the next ones on this communicator skip the attempt, more of
-     * them each time it fails again (1, 2, 4 ... 64 calls); one that goes
-     * resets that. */
+     * device, the next ones of that collective on this communicator skip
+     * the attempt, more of them each time it fails again (1, 2, 4 ... 64
+     * calls); one that goes resets that. */
     dpc_comm_t *c;
     if (dpc_comm_get(comm, call, &c))
         return false;
-    if (c->ipc_skip > 0) {
-        c->ipc_skip--;
+    if (c->ipc_skip[coll] > 0) {
+        c->ipc_skip[coll]--;
         return false;
     }
     return true;
 }
 
 /* The outcome of an attempt, the same on every rank. */
-static void note_outcome(MPI_Comm comm, const char *call, bool went)
+static void note_outcome(MPI_Comm comm, const char *call, dpc_coll_t coll, bool went)
 {
     dpc_comm_t *c;
     if (dpc_comm_get(comm, call, &c))
         return;
     if (went) {
-        c->ipc_backoff = 0;
+        c->ipc_backoff[coll] = 0;
         return;
     }
-    c->ipc_backoff = c->ipc_backoff ? 2 * c->ipc_backoff : 1;
-    if (c->ipc_backoff > DPC_IPC_BACKOFF_MAX)
-        c->ipc_backoff = DPC_IPC_BACKOFF_MAX;
-    c->ipc_skip = c->ipc_backoff;
+    unsigned b = c->ipc_backoff[coll] ? 2 * c->ipc_backoff[coll] : 1;
+    c->ipc_backoff[coll] = b > DPC_IPC_BACKOFF_MAX ? DPC_IPC_BACKOFF_MAX : b;
+    c->ipc_skip[coll] = c->ipc_backoff[coll];
 }
 
 /* Where each rank's input and output are, here: ours as they are, the
@@ -410,7 +410,7 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
         if (bases[k])
             map_release(bases[k]);
     free(at);
-    note_outcome(x->comm, x->call, ran);
+    note_outcome(x->comm, x->call, x->coll, ran);
     if (heap) {
         free(cards);
         free(ins);

@@ -33,7 +33,8 @@ typedef struct dpc_ipc_call {
  * dpc_ipc_run): from what all ranks share alone, the outcomes of earlier
  * attempts on the communicator included (see ipc.c). */
 #define DPC_IPC_BACKOFF_MAX 64
-bool dpc_ipc_wanted(MPI_Comm comm, const char *call, int comm_size, size_t bytes);
+bool dpc_ipc_wanted(MPI_Comm comm, const char *call, dpc_coll_t coll, int comm_size,
+                    size_t bytes);
 /* Collective. 1: the call ran here, its MPI error code in *err; 0: it did
  * not (on every rank alike): go the usual way. */
 int dpc_ipc_run(const dpc_ipc_call_t *x, int *err);

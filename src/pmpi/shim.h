@@ -80,12 +80,14 @@ typedef struct dpc_comm {
         unsigned long used;    /* for least-recently-used eviction */
     } replay[DPC_REPLAY_SLOTS];
     unsigned long replay_clock;
-    /* CUDA IPC attempts on this communicator (ipc.c): after a call that
-     * could not go that way, the next ipc_skip eligible calls do not try;
-     * ipc_backoff doubles with each such call in a row (at most
-     * DPC_IPC_BACKOFF_MAX). Every rank sees the same outcomes in the same
-     * order, so all skip alike. */
-    unsigned ipc_skip, ipc_backoff;
+    /* CUDA IPC attempts on this communicator, per collective (ipc.c): after
+     * a call that could not go that way, the next ipc_skip eligible calls
+     * of that collective do not try; ipc_backoff doubles with each such
+     * call in a row (at most DPC_IPC_BACKOFF_MAX). Every rank sees the
+     * same outcomes in the same order, so all skip alike. Per collective,
+     * because the outcome can depend on it (ranks on different GPUs: the
+     * copies go, the reductions do not). */
+    unsigned ipc_skip[DPC_COLL_COUNT], ipc_backoff[DPC_COLL_COUNT];
     struct {                   /* last choice per collective (equal-count calls) */
         const dpc_algo_t *al, *forced;
         size_t count;
