@@ -289,14 +289,16 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
                      : x->coll == DPC_ALLGATHERV ? (const char *)x->rbuf +
                                                        (size_t)x->displs[me] * x->elem
                                                  : x->rbuf;
-    void *stream = dpc_cuda_staging_stream();
     card_t mine;
     memset(&mine, 0, sizeof(mine));
     mine.ok = x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
     /* our buffers final (the program's default-stream work on them done)
      * before the gather below lets the peers read them */
-    if (mine.ok && (dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING) ||
-                    dpc_cuda->stream_sync(stream)))
+    if (mine.ok && dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING))
+        mine.ok = 0;
+    /* (the stream exists once ordered: the first device call makes it) */
+    void *stream = dpc_cuda_staging_stream();
+    if (mine.ok && dpc_cuda->stream_sync(stream))
         mine.ok = 0;
     char gpu_out[sizeof(mine.gpu)];
     if (mine.ok && (dpc_cuda->ipc_get(in, mine.h[0], &mine.off[0]) ||

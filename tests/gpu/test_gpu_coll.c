@@ -422,6 +422,25 @@ int main(int argc, char **argv)
                rank, fake_dev_streams());
     }
 #endif
+    /* the very first device call goes device to device (no staging before
+     * it has made the streams) */
+    {
+        long n = 16384;
+        int *h = malloc(sizeof(int) * (size_t)n * size), *r = malloc(sizeof(int) * (size_t)n * size);
+        int *ref = malloc(sizeof(int) * (size_t)n * size);
+        void *d_in = dmalloc(sizeof(int) * (size_t)n), *d_out = dmalloc(sizeof(int) * (size_t)n * size);
+        fill(h, n, 70);
+        put(1, d_in, h, sizeof(int) * (size_t)n);
+        MPI_Allgather(d_in, (int)n, MPI_INT, d_out, (int)n, MPI_INT, MPI_COMM_WORLD);
+        get(1, r, d_out, sizeof(int) * (size_t)n * size);
+        PMPI_Allgather(h, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+        check("allgather as the first device call", 1, n, r, ref, sizeof(int) * (size_t)n * size);
+        cudaFree(d_in);
+        cudaFree(d_out);
+        free(h);
+        free(r);
+        free(ref);
+    }
     /* the last two: pipelines of 4 and of 17 chunks (the last one short) */
     const long counts[] = {0, 1, 7, 1000, 1 << 20, (1 << 22) + 3};
     for (int mode = 1; mode <= 2; mode++)
