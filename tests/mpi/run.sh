@@ -47,6 +47,15 @@ out=$(DPCOLL_STATS=1 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so
 line=$(echo "$out" | grep 'stats: rank 0 allgather:')
 check "DPCOLL_STATS counts the calls that went device to device (cuda_ipc)" \
     sh -c 'echo "$1" | grep -q "cuda_ipc [1-9]"' _ "$line"
+if [ -x "$top_builddir/tests/bench_fakedev" ]; then
+    for np in 2 3; do
+        out=$(DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" \
+              mpi "$np" "$top_builddir/tests/bench_fakedev" 1 3 2>&1); rc=$?
+        echo "$out" | tail -1
+        check "the device benchmark's checks on the fake device (every collective equal to staged MPICH), $np ranks" \
+            sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "every device result equal"' _ "$rc" "$out"
+    done
+fi
 out=$(DPCOLL_FAKE_GPUS=2 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
 echo "$out" | tail -3
 check "ranks on two (fake) GPUs: copies through CUDA IPC, reductions staged, 3 ranks" test $rc -eq 0
