@@ -452,12 +452,14 @@ int dpc_cuda_order_after_user(MPI_Comm comm, const char *call, dpc_order_t which
 static dpc_status_t queue_open(int queue, void **ev)
 {
     int rc;
-    if (!dv.stream[queue] && (rc = dpc_cuda->stream_create(&dv.stream[queue]))) {
-        dv.stream[queue] = NULL;
-        dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
-        return DPC_ERR_TRANSPORT;
+    if (!dv.stream[queue]) {   /* (one queue_streams could not make) */
+        if ((rc = dpc_cuda->stream_create(&dv.stream[queue]))) {
+            dv.stream[queue] = NULL;
+            dpc_log(DPC_LOG_ERROR, "cannot create a CUDA stream: %s", dpc_cuda->error_string(rc));
+            return DPC_ERR_TRANSPORT;
+        }
+        all_streams[queue] = dv.stream[queue];
     }
-    all_streams[queue] = dv.stream[queue];   /* (one queue_streams could not make) */
     if (dv.tail[queue] == dv.cap[queue]) {
         int ncap = dv.cap[queue] ? 2 * dv.cap[queue] : 64;
         pend_t *n = realloc(dv.q[queue], sizeof(pend_t) * (size_t)ncap);
