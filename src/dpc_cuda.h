@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#define DPC_CUDA_PLUGIN_VERSION 4
+#define DPC_CUDA_PLUGIN_VERSION 5
 #define DPC_IPC_HANDLE_BYTES 64
 
 typedef struct dpc_cuda_plugin {
@@ -63,6 +63,12 @@ typedef struct dpc_cuda_plugin {
     /* The GPU that holds device pointer ptr, as a name every process of
      * the node gives alike (its PCI bus id), into id (len bytes). */
     int (*device_of)(const void *ptr, char *id, size_t len);
+    /* Whether kernels on GPU `from` can read and write memory on GPU `to`
+     * (both named as device_of names them): *yes 1 for the same GPU, or
+     * when the two have peer access (NVLink, or PCIe peer to peer), which
+     * a peer's mapping then enables (ipc_open); 0 otherwise, also for a GPU
+     * this process does not see (CUDA_VISIBLE_DEVICES). (version 5) */
+    int (*peer_access)(const char *from, const char *to, int *yes);
 } dpc_cuda_plugin_t;
 
 /* The one symbol the plugin exports. */

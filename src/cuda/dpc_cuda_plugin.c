@@ -171,7 +171,31 @@ static int device_of(const void *ptr, char *id, size_t len)
     return (int)cudaDeviceGetPCIBusId(id, (int)len, at.device);
 }
 
+/* Another process's GPU can be one this process does not see at all
+ * (CUDA_VISIBLE_DEVICES): no access then, and the lookup's error is
+ * cleared so that it does not surface at the next launch. */
+static int peer_access(const char *from, const char *to, int *yes)
+{
+    int a, b, can = 0;
+    *yes = 0;
+    if (!strcmp(from, to)) {
+        *yes = 1;
+        return 0;
+    }
+    if (cudaDeviceGetByPCIBusId(&a, from) != cudaSuccess ||
+        cudaDeviceGetByPCIBusId(&b, to) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    cudaError_t e = cudaDeviceCanAccessPeer(&can, a, b);
+    if (e != cudaSuccess)
+        return (int)e;
+    *yes = can != 0;
+    return 0;
+}
+
 static const dpc_cuda_plugin_t plugin = {
+    .peer_access = peer_access,
     .order_after_user = order_after_user, .device_of = device_of,
     .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close,
     .version = DPC_CUDA_PLUGIN_VERSION,

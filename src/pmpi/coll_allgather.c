@@ -138,6 +138,12 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     return dpc_run(comm, c, &j->base, mode, req);
 }
 
+int dpc_own_allgather(const void *mine, int bytes, void *all, MPI_Comm comm, const char *call)
+{
+    return allgather(call, mine, bytes, MPI_BYTE, all, bytes, NULL, NULL, MPI_BYTE, comm,
+                     DPC_BLOCKING, NULL, false);
+}
+
 DPCOLL_API int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {

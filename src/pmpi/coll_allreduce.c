@@ -138,6 +138,11 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     return dpc_run(comm, c, &j->base, mode, req);
 }
 
+int dpc_own_allreduce(int *v, MPI_Op op, MPI_Comm comm, const char *call)
+{
+    return allreduce(call, MPI_IN_PLACE, v, 1, MPI_INT, op, comm, DPC_BLOCKING, NULL);
+}
+
 DPCOLL_API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm comm)
 {

@@ -152,6 +152,12 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     return dpc_run(comm, c, &j->base, mode, req);
 }
 
+int dpc_own_alltoall(const uint64_t *mine, uint64_t *theirs, MPI_Comm comm, const char *call)
+{
+    return alltoall(call, mine, 1, NULL, NULL, MPI_UINT64_T, theirs, 1, NULL, NULL, MPI_UINT64_T,
+                    comm, DPC_BLOCKING, NULL, false);
+}
+
 DPCOLL_API int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {

@@ -16,9 +16,11 @@
  * done reading it.
  *
  * Copies may cross GPUs (the copy engine reaches any GPU of the node that
- * the handle mapped on); reductions, whose kernels read the peers' memory,
- * need every rank's buffers on the same GPU for now (peer access between
- * GPUs is not checked yet), else they go the usual way.
+ * the handle mapped on). Reductions, whose kernels read the peers' memory,
+ * need each rank's GPU to reach every peer's: the same GPU, or one it has
+ * peer access to (NVLink, PCIe peer to peer: the mapping enables it); each
+ * rank asks for itself, and that is agreed with the mappings. Else they go
+ * the usual way.
  *
  * Every rank takes the same decision: whether to try at all from the call's
  * arguments that all ranks share (dpc_ipc_wanted), then from the gathered
@@ -29,8 +31,12 @@
  * Allgather(v), bcast, alltoall(v): each rank copies the blocks it
  * receives straight from the peers' inputs (an alltoallv first tells each
  * peer, in one more exchange, where its block starts in the sender's
- * input). The host handshakes are MPICH's own collectives (PMPI_*), which
- * have no DPCOLL_TIMEOUT.
+ * input).
+ *
+ * The host handshakes are libdpcoll's own collectives on host memory (its
+ * mailboxes: a few microseconds each), not MPICH's: so each wait is bounded
+ * by DPCOLL_TIMEOUT and names the rank it waited for. A handshake that
+ * fails fails the call with its error.
  *
  * Allreduce: rank r owns slice r of the vector; it reduces slice r of every
  * rank's input into its output (its own input on the left, then the
@@ -132,7 +138,7 @@ bool dpc_ipc_wanted(MPI_Comm comm, const char *call, dpc_coll_t coll, int comm_s
     /* (a staged call's inner call runs on this rank's host copies: the
      * others are not in it) */
     if (!dpc_g.ipc || comm_size < 2 || bytes < dpc_g.cfg.ipc_min || bytes == 0 ||
-        dpc_stage_inner())
+        dpc_stage_inner() || dpc_tl_quiet)
         return false;
     /* A program whose buffers are on the host would pay the gather of
      * every attempt for nothing: after a call that could not go device to
@@ -162,6 +168,26 @@ static void note_outcome(MPI_Comm comm, const char *call, dpc_coll_t coll, bool 
     unsigned b = c->ipc_backoff[coll] ? 2 * c->ipc_backoff[coll] : 1;
     c->ipc_backoff[coll] = b > DPC_IPC_BACKOFF_MAX ? DPC_IPC_BACKOFF_MAX : b;
     c->ipc_skip[coll] = c->ipc_backoff[coll];
+}
+
+/* A handshake (see the top): quiet, as the program did not make it. */
+typedef enum { HS_GATHER, HS_MIN, HS_MAX, HS_ALLTOALL } hs_t;
+static int handshake(const dpc_ipc_call_t *x, hs_t kind, const void *mine, int bytes, void *all)
+{
+    bool was = dpc_tl_quiet;
+    dpc_tl_quiet = true;
+    int rc = kind == HS_GATHER ? dpc_own_allgather(mine, bytes, all, x->comm, x->call)
+             : kind == HS_ALLTOALL
+                 ? dpc_own_alltoall(mine, all, x->comm, x->call)
+                 : dpc_own_allreduce(all, kind == HS_MIN ? MPI_MIN : MPI_MAX, x->comm, x->call);
+    dpc_tl_quiet = was;
+    return rc;
+}
+
+/* One int agreed in place (min or max over the ranks). */
+static int agree(const dpc_ipc_call_t *x, hs_t kind, int *v)
+{
+    return handshake(x, kind, NULL, 0, v);
 }
 
 /* Where each rank's input and output are, here: ours as they are, the
@@ -215,11 +241,24 @@ static void slice(size_t n, int p, int k, size_t *lo, size_t *hi)
     *hi = *lo + q + ((size_t)k < r);
 }
 
+/* Whether this rank's kernels can read every peer's buffers: on its own
+ * GPU, or on one it has peer access to. */
+static int reaches_all(const card_t *cards, int p, int me)
+{
+    for (int k = 0; k < p; k++) {
+        int yes = 0;
+        if (k != me && strcmp(cards[k].gpu, cards[me].gpu) &&
+            (dpc_cuda->peer_access(cards[me].gpu, cards[k].gpu, &yes) || !yes))
+            return 0;
+    }
+    return 1;
+}
+
 /* run's result when another rank's part failed */
 #define DPC_IPC_PEER_FAILED (-2)
 
 /* The collective's copies and kernels, and its host synchronization. */
-static int run(plan_t *pl, const dpc_ipc_call_t *x)
+static int run(plan_t *pl, const dpc_ipc_call_t *x, int *hs)
 {
     int p = pl->p, me = pl->me, rc;
     size_t blk = x->blk_bytes, es = dpc_dtype_size(x->dt);
@@ -261,9 +300,8 @@ static int run(plan_t *pl, const dpc_ipc_call_t *x)
         /* every owner's slice final before anyone copies it; and if one
          * failed, nobody copies (every rank then reports the failure) */
         rc = sync_stream(pl);
-        int bad = rc != 0, any = 0;
-        PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, x->comm);
-        if (any)
+        int any = rc != 0;
+        if ((*hs = agree(x, HS_MAX, &any)) != 0 || any)
             return rc ? rc : DPC_IPC_PEER_FAILED;
         for (int k = 0; k < p; k++) {
             if (k == me)
@@ -279,35 +317,127 @@ static int run(plan_t *pl, const dpc_ipc_call_t *x)
     return sync_stream(pl);
 }
 
+/* What this rank's card says: its buffers, and whether it can go at all. */
+static void card_fill(const dpc_ipc_call_t *x, const void *in, card_t *mine)
+{
+    memset(mine, 0, sizeof(*mine));
+    mine->ok = x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
+    /* our buffers final (the program's default-stream work on them done)
+     * before the gather lets the peers read them */
+    if (mine->ok && dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING))
+        mine->ok = 0;
+    /* (the stream exists once ordered: the first device call makes it) */
+    if (mine->ok && dpc_cuda->stream_sync(dpc_cuda_staging_stream()))
+        mine->ok = 0;
+    char gpu_out[sizeof(mine->gpu)];
+    if (mine->ok && (dpc_cuda->ipc_get(in, mine->h[0], &mine->off[0]) ||
+                     dpc_cuda->ipc_get(x->rbuf, mine->h[1], &mine->off[1]) ||
+                     dpc_cuda->device_of(in, mine->gpu, sizeof(mine->gpu)) ||
+                     dpc_cuda->device_of(x->rbuf, gpu_out, sizeof(gpu_out)) ||
+                     strncmp(mine->gpu, gpu_out, sizeof(gpu_out))))
+        mine->ok = 0;
+    mine->gpu[sizeof(mine->gpu) - 1] = 0;
+}
+
+/* An alltoallv's offsets: where this rank's block for each peer starts in
+ * its input, to that peer; *at (allocated) where each peer's block for us
+ * starts. A failed allocation is agreed: *ok 0 on every rank. */
+static int alltoallv_offsets(const dpc_ipc_call_t *x, int p, uint64_t **at, int *ok)
+{
+    uint64_t *mine_at = malloc(sizeof(uint64_t) * (size_t)p);
+    *at = malloc(sizeof(uint64_t) * (size_t)p);
+    *ok = mine_at && *at;
+    int rc = agree(x, HS_MIN, ok);
+    if (!rc && *ok) {
+        for (int k = 0; k < p; k++)
+            mine_at[k] = (uint64_t)x->sdispls[k] * x->selem;
+        rc = handshake(x, HS_ALLTOALL, mine_at, 0, *at);
+    }
+    free(mine_at);
+    return rc;
+}
+
+/* Maps the peers' buffers (bases[2k], bases[2k+1]: k's input and output
+ * allocations) and sets ins and outs; for a reduction, checks that this
+ * rank's kernels reach every peer's GPU. 0 if either fails here. */
+static int map_peers(const dpc_ipc_call_t *x, const card_t *cards, int p, int me, const void *in,
+                     const char **ins, char **outs, char **bases)
+{
+    bool reduces = x->coll == DPC_ALLREDUCE || x->coll == DPC_REDUCE_SCATTER_BLOCK;
+    if (reduces && !reaches_all(cards, p, me))
+        return 0;
+    for (int k = 0; k < p; k++) {
+        if (k == me) {
+            ins[k] = in;
+            outs[k] = x->rbuf;
+            continue;
+        }
+        for (int s = 0; s < 2; s++)
+            if (!(bases[2 * k + s] = map_acquire(cards[k].h[s])))
+                return 0;
+        ins[k] = bases[2 * k] + cards[k].off[0];
+        outs[k] = bases[2 * k + 1] + cards[k].off[1];
+    }
+    return 1;
+}
+
+/* The call's bytes, for DPCOLL_STATS. */
+static size_t call_bytes(const dpc_ipc_call_t *x, int p)
+{
+    size_t bytes = x->coll == DPC_ALLREDUCE ? x->count * dpc_dtype_size(x->dt)
+                   : x->coll == DPC_BCAST   ? x->blk_bytes
+                                            : x->blk_bytes * (size_t)p;
+    if (x->counts) {
+        bytes = 0;
+        for (int k = 0; k < p; k++)
+            bytes += (size_t)x->counts[k] * x->elem;
+    }
+    return bytes;
+}
+
+/* The call ran here (went, or failed in a handshake): count it. */
+static void count_call(const dpc_ipc_call_t *x, int p, bool went, bool failed)
+{
+    bool lk = dpc_need_lock();
+    dpc_lock(lk);   /* (the engine's calls count under the same lock) */
+    dpc_coll_stats_t *cs = &dpc_g.stats[x->coll];
+    cs->ours++;
+    cs->ipc += went;
+    cs->errors += failed;
+    cs->bytes += went ? call_bytes(x, p) : 0;
+    dpc_unlock(lk);
+}
+
+/* After the copies and kernels: nobody's buffers change or go before
+ * everyone has read them; and a failure anywhere fails the call everywhere
+ * (a rank's output may hold another's part): the highest failed rank is
+ * named. */
+static int finish(const dpc_ipc_call_t *x, int me, int rc)
+{
+    int worst = rc && rc != DPC_IPC_PEER_FAILED ? me + 1 : 0;
+    int hs = agree(x, HS_MAX, &worst);
+    if (hs)
+        return hs;
+    if (worst == me + 1)
+        return dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy or reduction "
+                         "through CUDA IPC failed here: %s", x->call, dpc_cuda->error_string(rc));
+    if (worst)
+        return dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy or reduction "
+                         "through CUDA IPC failed on rank %d", x->call, worst - 1);
+    return MPI_SUCCESS;
+}
+
 int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
 {
     int p, me;
-    PMPI_Comm_size(x->comm, &p);
-    PMPI_Comm_rank(x->comm, &me);
+    dpc_comm_shape(x->comm, &p, &me);
     /* the input: a bcast's buffer, an allgatherv in place its own block */
     const void *in = x->sbuf                      ? x->sbuf
                      : x->coll == DPC_ALLGATHERV ? (const char *)x->rbuf +
                                                        (size_t)x->displs[me] * x->elem
                                                  : x->rbuf;
     card_t mine;
-    memset(&mine, 0, sizeof(mine));
-    mine.ok = x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
-    /* our buffers final (the program's default-stream work on them done)
-     * before the gather below lets the peers read them */
-    if (mine.ok && dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING))
-        mine.ok = 0;
-    /* (the stream exists once ordered: the first device call makes it) */
-    void *stream = dpc_cuda_staging_stream();
-    if (mine.ok && dpc_cuda->stream_sync(stream))
-        mine.ok = 0;
-    char gpu_out[sizeof(mine.gpu)];
-    if (mine.ok && (dpc_cuda->ipc_get(in, mine.h[0], &mine.off[0]) ||
-                    dpc_cuda->ipc_get(x->rbuf, mine.h[1], &mine.off[1]) ||
-                    dpc_cuda->device_of(in, mine.gpu, sizeof(mine.gpu)) ||
-                    dpc_cuda->device_of(x->rbuf, gpu_out, sizeof(gpu_out)) ||
-                    strncmp(mine.gpu, gpu_out, sizeof(gpu_out))))
-        mine.ok = 0;
-    mine.gpu[sizeof(mine.gpu) - 1] = 0;
+    card_fill(x, in, &mine);
     /* small groups keep their tables on the stack; a large one allocates,
      * and agrees first that everyone could (else all go the usual way) */
     enum { SMALL = 16 };
@@ -319,105 +449,45 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
     const char **ins = heap ? malloc(sizeof(char *) * (size_t)p) : ins_s;
     char **outs = heap ? malloc(sizeof(char *) * (size_t)p) : outs_s;
     char **bases = heap ? malloc(sizeof(char *) * 2 * (size_t)p) : bases_s;
-    int all = cards && ins && outs && bases;
+    int all = cards && ins && outs && bases, hs = 0;
     if (bases)
         memset(bases, 0, sizeof(char *) * 2 * (size_t)p);
-    if (heap) {
-        int ok = all;
-        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, x->comm);
+    if (heap)
+        hs = agree(x, HS_MIN, &all);
+    if (!hs && all) {
+        hs = handshake(x, HS_GATHER, &mine, (int)sizeof(card_t), cards);
+        for (int k = 0; !hs && k < p; k++)
+            all &= cards[k].ok != 0;
     }
-    if (all) {
-        PMPI_Allgather(&mine, (int)sizeof(card_t), MPI_BYTE, cards, (int)sizeof(card_t), MPI_BYTE,
-                       x->comm);
-        /* reductions all on one GPU: their kernels read the peers'
-         * memory, which another GPU reaches only with peer access (not
-         * checked yet); copies go anywhere */
-        bool reduces = x->coll == DPC_ALLREDUCE || x->coll == DPC_REDUCE_SCATTER_BLOCK;
-        for (int k = 0; k < p; k++)
-            all &= cards[k].ok != 0 && (!reduces || !strcmp(cards[k].gpu, cards[0].gpu));
-    }
-    int ran = 0;
     uint64_t *at = NULL;
-    if (all && x->coll == DPC_ALLTOALLV) {
-        /* where this rank's block for each peer starts, to that peer; a
-         * failed allocation is agreed below with the mappings */
-        uint64_t *mine_at = malloc(sizeof(uint64_t) * (size_t)p);
-        at = malloc(sizeof(uint64_t) * (size_t)p);
-        int got = mine_at && at, both = 0;
-        PMPI_Allreduce(&got, &both, 1, MPI_INT, MPI_MIN, x->comm);
-        if (both) {
-            for (int k = 0; k < p; k++)
-                mine_at[k] = (uint64_t)x->sdispls[k] * x->selem;
-            PMPI_Alltoall(mine_at, 1, MPI_UINT64_T, at, 1, MPI_UINT64_T, x->comm);
-        } else {
-            all = 0;
-        }
-        free(mine_at);
+    if (!hs && all && x->coll == DPC_ALLTOALLV)
+        hs = alltoallv_offsets(x, p, &at, &all);
+    if (!hs && all) {
+        /* mapping (and reaching the peers' GPUs) can fail here alone */
+        all = map_peers(x, cards, p, me, in, ins, outs, bases);
+        hs = agree(x, HS_MIN, &all);
     }
-    if (all) {
-        /* map the peers' buffers; that can fail here alone: agreed */
-        int mapped = 1;
-        for (int k = 0; k < p && mapped; k++) {
-            if (k == me) {
-                ins[k] = in;
-                outs[k] = x->rbuf;
-                continue;
-            }
-            for (int s = 0; s < 2 && mapped; s++) {
-                bases[2 * k + s] = map_acquire(cards[k].h[s]);
-                mapped = bases[2 * k + s] != NULL;
-            }
-            if (mapped) {
-                ins[k] = bases[2 * k] + cards[k].off[0];
-                outs[k] = bases[2 * k + 1] + cards[k].off[1];
-            }
-        }
-        PMPI_Allreduce(&mapped, &all, 1, MPI_INT, MPI_MIN, x->comm);
-    }
-    if (all) {
-        plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .at = at, .stream = stream};
-        int rc = run(&pl, x);
-        /* nobody's buffers change or go before everyone has read them; and
-         * a failure anywhere fails the call everywhere (a rank's output may
-         * hold another's part): the highest failed rank is named */
-        int failed = rc && rc != DPC_IPC_PEER_FAILED ? me + 1 : 0, worst = 0;
-        PMPI_Allreduce(&failed, &worst, 1, MPI_INT, MPI_MAX, x->comm);
-        if (worst == me + 1)
-            *err = dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy or reduction "
-                             "through CUDA IPC failed here: %s", x->call,
-                             dpc_cuda->error_string(rc));
-        else if (worst)
-            *err = dpc_raise(x->comm, MPI_ERR_OTHER, "%s: a device to device copy or reduction "
-                             "through CUDA IPC failed on rank %d", x->call, worst - 1);
-        else
-            *err = MPI_SUCCESS;
-        size_t bytes = x->coll == DPC_ALLREDUCE ? x->count * dpc_dtype_size(x->dt)
-                       : x->coll == DPC_BCAST   ? x->blk_bytes
-                                                : x->blk_bytes * (size_t)p;
-        if (x->counts) {
-            bytes = 0;
-            for (int k = 0; k < p; k++)
-                bytes += (size_t)x->counts[k] * x->elem;
-        }
-        bool lk = dpc_need_lock();
-        dpc_lock(lk);   /* (the engine's calls count under the same lock) */
-        dpc_coll_stats_t *cs = &dpc_g.stats[x->coll];
-        cs->ours++;
-        cs->ipc++;
-        cs->bytes += bytes;
-        dpc_unlock(lk);
-        ran = 1;
+    if (!hs && all) {
+        plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .at = at,
+                     .stream = dpc_cuda_staging_stream()};
+        int rc = run(&pl, x, &hs);
+        *err = hs ? hs : finish(x, me, rc);
+        count_call(x, p, !hs, *err != MPI_SUCCESS);
+    } else if (hs) {
+        /* a handshake failed (it said why): so does the call */
+        *err = hs;
+        count_call(x, p, false, true);
     }
     for (int k = 0; bases && k < 2 * p; k++)
         if (bases[k])
             map_release(bases[k]);
     free(at);
-    note_outcome(x->comm, x->call, x->coll, ran);
+    note_outcome(x->comm, x->call, x->coll, all && !hs);
     if (heap) {
         free(cards);
         free(ins);
         free(outs);
         free(bases);
     }
-    return ran;
+    return all || hs;
 }

@@ -27,6 +27,7 @@
 
 DPC_TLS MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
 DPC_TLS dpc_comm_t *dpc_tl_state;
+DPC_TLS bool dpc_tl_quiet;
 
 void dpc_comm_shape(MPI_Comm comm, int *size, int *rank)
 {
@@ -170,7 +171,7 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
         c->last[a->coll].in_place = a->in_place;
         c->last[a->coll].root = a->root;
     }
-    if (dpc_g.cfg.explain && al) {
+    if (dpc_g.cfg.explain && al && !dpc_tl_quiet) {
         dpc_lock(dpc_g.mt);
         explain(a, al, call);
         dpc_unlock(dpc_g.mt);
@@ -307,7 +308,9 @@ int dpc_op_start(dpc_req_t *op)
     if (!al)
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
                          dpc_coll_name(a->coll));
-    op->al = last_algo = al;
+    op->al = al;
+    if (!dpc_tl_quiet)
+        last_algo = al;
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_lock(lk);
     unsigned seq = c->seq++;
@@ -432,13 +435,15 @@ int dpc_op_complete(dpc_req_t *op)
             dpc_sched_destroy(op->s);
         op->s = NULL;
     }
-    dpc_coll_stats_t *cs = &dpc_g.stats[j->a.coll];
-    cs->ours++;
-    cs->bytes += j->bytes;
-    int ai = op->al ? algo_index(op->al) : -1;
-    if (ai >= 0)
-        cs->by_algo[ai]++;
-    cs->errors += rc != MPI_SUCCESS;
+    if (!dpc_tl_quiet || op->mode != DPC_BLOCKING) {
+        dpc_coll_stats_t *cs = &dpc_g.stats[j->a.coll];
+        cs->ours++;
+        cs->bytes += j->bytes;
+        int ai = op->al ? algo_index(op->al) : -1;
+        if (ai >= 0)
+            cs->by_algo[ai]++;
+        cs->errors += rc != MPI_SUCCESS;
+    }
     op->completed = true;
     op->err = rc;
     if (op->held && op->mode != DPC_PERSISTENT) {

@@ -257,6 +257,16 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err);
 #define DPC_TLS __thread __attribute__((tls_model("initial-exec")))
 extern DPC_TLS MPI_Comm dpc_tl_comm;
 extern DPC_TLS dpc_comm_t *dpc_tl_state;
+/* Set around libdpcoll's own calls that the program did not make (the
+ * CUDA IPC path's handshakes): they run as any call does, timeout
+ * included, but DPCOLL_STATS, DPCOLL_EXPLAIN and dpcoll_last_algorithm
+ * leave them out, and they never try CUDA IPC themselves. */
+extern DPC_TLS bool dpc_tl_quiet;
+/* Those calls: blocking, host buffers, on libdpcoll's engine. call names
+ * the program's call they serve (in an error's message). */
+int dpc_own_allgather(const void *mine, int bytes, void *all, MPI_Comm comm, const char *call);
+int dpc_own_allreduce(int *v, MPI_Op op, MPI_Comm comm, const char *call);   /* one int, in place */
+int dpc_own_alltoall(const uint64_t *mine, uint64_t *theirs, MPI_Comm comm, const char *call);
 /* Size and rank of comm, without MPI calls when dpc_enter already knows it. */
 void dpc_comm_shape(MPI_Comm comm, int *size, int *rank);
 void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why);

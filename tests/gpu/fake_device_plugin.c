@@ -262,6 +262,16 @@ static int device_of(const void *ptr, char *id, size_t len)
     return 0;
 }
 
+/* Peer access between different fake GPUs only with DPCOLL_FAKE_P2P=1
+ * (GPUs joined by NVLink); without it, as between GPUs without peer to
+ * peer, only copies may cross them. */
+static int peer_access(const char *from, const char *to, int *yes)
+{
+    const char *p2p = getenv("DPCOLL_FAKE_P2P");
+    *yes = !strcmp(from, to) || (p2p && !strcmp(p2p, "1"));
+    return 0;
+}
+
 static int ipc_close(void *base)
 {
     pthread_mutex_lock(&lock);
@@ -461,6 +471,7 @@ static const dpc_cuda_plugin_t plugin = {
     .event_record = event_record, .event_query = event_query,
     .order_after_user = order_after_user,
     .ipc_get = ipc_get, .ipc_open = ipc_open, .ipc_close = ipc_close, .device_of = device_of,
+    .peer_access = peer_access,
 };
 
 __attribute__((visibility("default"))) const dpc_cuda_plugin_t *dpc_cuda_plugin_get(int version)

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include <mpi.h>
+#include "dpcoll.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,15 +80,17 @@ static void check(const char *what, int mode, long n, const void *got, const voi
 /* Will a blocking call of this many bytes go device to device through CUDA
  * IPC (every rank's buffers on the device, DPCOLL_IPC on, from
  * DPCOLL_IPC_MIN bytes)? Its reductions too need DPCOLL_DEVICE_REDUCE, and
- * all ranks on one GPU (DPCOLL_FAKE_GPUS spreads them over several). */
+ * all ranks on one GPU (DPCOLL_FAKE_GPUS spreads them over several) or on
+ * GPUs with peer access to each other (DPCOLL_FAKE_P2P=1). */
 static int ipc_expected(int mode, size_t bytes, int reduces)
 {
     const char *v = getenv("DPCOLL_IPC"), *m = getenv("DPCOLL_IPC_MIN"),
-               *dr = getenv("DPCOLL_DEVICE_REDUCE"), *g = getenv("DPCOLL_FAKE_GPUS");
+               *dr = getenv("DPCOLL_DEVICE_REDUCE"), *g = getenv("DPCOLL_FAKE_GPUS"),
+               *p2p = getenv("DPCOLL_FAKE_P2P");
     size_t min = m ? strtoull(m, NULL, 10) : 65536;
-    int one_gpu = !g || atoi(g) <= 1;
+    int reach = !g || atoi(g) <= 1 || size == 1 || (p2p && !strcmp(p2p, "1"));
     return mode == 1 && size > 1 && !(v && !strcmp(v, "0")) && bytes >= min && bytes > 0 &&
-           !(reduces && ((dr && !strcmp(dr, "0")) || !one_gpu));
+           !(reduces && ((dr && !strcmp(dr, "0")) || !reach));
 }
 
 /* Elements [lo, hi) of n that rank k reduces in the IPC allreduce. */
@@ -415,6 +418,39 @@ static int allgather_wrong(MPI_Comm comm, int mode, long n, int salt, int *h, in
     buf_free(mode, d_out);
     return bad;
 }
+
+/* Run with DPCOLL_TIMEOUT=2: rank 0 skips a device allreduce that goes
+ * through CUDA IPC; the others, held in its handshakes, give up within the
+ * timeout with an error naming the call and rank 0 (MPICH's own
+ * collectives there would wait forever). */
+static void ipc_timeout_case(void)
+{
+    long n = 1 << 16;
+    void *d = dmalloc(sizeof(int) * (size_t)n), *o = dmalloc(sizeof(int) * (size_t)n);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_name(c, "ipc-skipped");
+    int one = 1, all = 0;   /* a first call everybody makes (sets the communicator up) */
+    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, c);
+    cases++;
+    if (rank != 0) {
+        double t0 = MPI_Wtime();
+        int e = MPI_Allreduce(d, o, (int)n, MPI_INT, MPI_SUM, c), cls = -1;
+        double waited = MPI_Wtime() - t0;
+        MPI_Error_class(e, &cls);
+        const char *msg = dpcoll_error_message();
+        if (cls != MPI_ERR_OTHER || waited > 30 || !strstr(msg, "MPI_Allreduce") ||
+            !strstr(msg, "ipc-skipped") || !strstr(msg, "waiting for rank") ||
+            (rank == 1 && !strstr(msg, " 0"))) {
+            failures++;
+            printf("FAILED: rank %d: a device allreduce with rank 0 absent returned class %d "
+                   "after %.1f s (want MPI_ERR_OTHER within DPCOLL_TIMEOUT): %s\n", rank, cls,
+                   waited, msg);
+        }
+    }
+    /* (the communicator's sequence is off now: not used again) */
+}
 #endif
 
 int main(int argc, char **argv)
@@ -435,6 +471,16 @@ int main(int argc, char **argv)
     cudaSetDevice(rank % ndev);
 #endif
 #ifdef FAKE_DEVICE
+    if (argc > 1 && !strcmp(argv[1], "timeout")) {
+        ipc_timeout_case();
+        int worst = 0;   /* (MPICH's: rank 0 is here at once, the others after the timeout) */
+        PMPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("np=%d: CUDA IPC handshake with rank 0 absent: %s\n", size,
+                   worst ? "FAILED" : "every other rank timed out naming it");
+        MPI_Finalize();
+        return worst ? 1 : 0;
+    }
     /* MPI_Init made no stream (a CUDA context on the default GPU in every
      * rank, before the program picks its own) */
     cases++;

@@ -59,6 +59,17 @@ fi
 out=$(DPCOLL_FAKE_GPUS=2 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
 echo "$out" | tail -3
 check "ranks on two (fake) GPUs: copies through CUDA IPC, reductions staged, 3 ranks" test $rc -eq 0
+out=$(DPCOLL_FAKE_GPUS=2 DPCOLL_FAKE_P2P=1 DPCOLL_STATS=1 \
+      DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
+echo "$out" | grep -v '^libdpcoll stats' | tail -3
+check "ranks on two (fake) GPUs with peer access: reductions through CUDA IPC too, 3 ranks" \
+    sh -c '[ "$1" = 0 ] && echo "$2" | grep "stats: rank 0 allreduce:" | grep -q "cuda_ipc [1-9]"' _ "$rc" "$out"
+# (bounded from outside: a handshake that waits forever must fail, not hang)
+out=$(DPCOLL_TIMEOUT=2 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" \
+      run timeout 60 ${MPIEXEC:-mpiexec} -n 3 "$fake" timeout 2>&1); rc=$?
+echo "$out" | grep -v 'UCX  WARN' | tail -3
+check "a CUDA IPC handshake with rank 0 absent: the others time out (DPCOLL_TIMEOUT) naming it, 3 ranks" \
+    sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "every other rank timed out naming it"' _ "$rc" "$out"
 out=$(DPCOLL_IPC=0 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
 echo "$out" | tail -3
 check "device buffers without CUDA IPC (DPCOLL_IPC=0: pipelines and staging), 3 ranks" test $rc -eq 0
