@@ -7,6 +7,7 @@
 #include "jobs.h"
 #include "stage.h"
 #include "ipc.h"
+#include "lcount.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,4 +193,116 @@ DPCOLL_API int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datat
     (void)info;
     return allgather("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
                      displs, recvtype, comm, DPC_PERSISTENT, request, true);
+}
+
+/* ---- MPI-4 large-count forms (lcount.h) --------------------------------- */
+
+static int pmpi_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, const MPI_Count *recvcounts,
+                            const MPI_Aint *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                            dpc_mode_t mode, MPI_Info info, MPI_Request *req, bool v)
+{
+    if (v) {
+        switch (mode) {
+        case DPC_BLOCKING:
+            return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                     recvtype, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                      recvtype, comm, req);
+        default:
+            return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                          displs, recvtype, comm, info, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                 req);
+    default:
+        return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, info, req);
+    }
+}
+
+static int allgather_c(const char *call, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                       MPI_Comm comm, dpc_mode_t mode, MPI_Info info, MPI_Request *req, bool v)
+{
+    dpc_coll_t coll = v ? DPC_ALLGATHERV : DPC_ALLGATHER;
+    int err = MPI_SUCCESS, *ic[4];
+    void *mem;
+    bool in_place = sendbuf == MPI_IN_PLACE;   /* (then sendcount means nothing) */
+    /* (recvcounts are the same on every rank; displs each rank's own) */
+    static const bool local[4] = {false, true};
+    static const char *const names[4] = {"recvcounts", "displs"};
+    dpc_lc_array_t in[4] = {{.counts = v ? recvcounts : NULL}, {.displs = v ? displs : NULL}};
+    switch (dpc_lc_enter(comm, coll, call, in, local, names, ic, &mem, &err)) {
+    case -1: return err;
+    case 1:
+        if ((in_place || dpc_lc_fits(sendcount)) && (v || dpc_lc_fits(recvcount)))
+            return DPC_LC_RUN(NULL, mem,
+                              allgather(call, sendbuf, in_place ? 0 : (int)sendcount, sendtype,
+                                        recvbuf, v ? 0 : (int)recvcount, ic[0], ic[1], recvtype,
+                                        comm, mode, req, v));
+        free(mem);
+        dpc_lc_note_pmpi(comm, coll);
+    }
+    return pmpi_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts, displs,
+                            recvtype, comm, mode, info, req, v);
+}
+
+DPCOLL_API int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm)
+{
+    return allgather_c("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                       NULL, recvtype, comm, DPC_BLOCKING, MPI_INFO_NULL, NULL, false);
+}
+
+DPCOLL_API int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Request *request)
+{
+    return allgather_c("MPI_Iallgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                       NULL, recvtype, comm, DPC_NONBLOCKING, MPI_INFO_NULL, request, false);
+}
+
+DPCOLL_API int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    return allgather_c("MPI_Allgather_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       NULL, NULL, recvtype, comm, DPC_PERSISTENT, info, request, false);
+}
+
+DPCOLL_API int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather_c("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                       displs, recvtype, comm, DPC_BLOCKING, MPI_INFO_NULL, NULL, true);
+}
+
+DPCOLL_API int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+    return allgather_c("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                       displs, recvtype, comm, DPC_NONBLOCKING, MPI_INFO_NULL, request, true);
+}
+
+DPCOLL_API int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf,
+                                     const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    return allgather_c("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, 0,
+                       recvcounts, displs, recvtype, comm, DPC_PERSISTENT, info, request, true);
 }

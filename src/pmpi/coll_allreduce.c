@@ -4,6 +4,7 @@
 #include "jobs.h"
 #include "stage.h"
 #include "ipc.h"
+#include "lcount.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,4 +165,49 @@ DPCOLL_API int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
     (void)info;
     return allreduce("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm,
                      DPC_PERSISTENT, request);
+}
+
+/* ---- MPI-4 large-count forms (lcount.h) --------------------------------- */
+
+static int allreduce_c(const char *call, const void *sendbuf, void *recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, dpc_mode_t mode,
+                       MPI_Info info, MPI_Request *req)
+{
+    if (dpc_lc_fits(count))
+        return allreduce(call, sendbuf, recvbuf, (int)count, datatype, op, comm, mode, req);
+    /* (the MPI library would sum without the division) */
+    if (op == dpc_g.avg_op && op != MPI_OP_NULL)
+        return dpc_raise(comm, MPI_ERR_COUNT, "%s: dpcoll_op_avg on more than 2^31-1 elements "
+                         "(count %lld)", call, (long long)count);
+    dpc_lc_note_pmpi(comm, DPC_ALLREDUCE);
+    switch (mode) {
+    case DPC_BLOCKING: return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, req);
+    default:
+        return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, req);
+    }
+}
+
+DPCOLL_API int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_c("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm,
+                       DPC_BLOCKING, MPI_INFO_NULL, NULL);
+}
+
+DPCOLL_API int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    return allreduce_c("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm,
+                       DPC_NONBLOCKING, MPI_INFO_NULL, request);
+}
+
+DPCOLL_API int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    return allreduce_c("MPI_Allreduce_init_c", sendbuf, recvbuf, count, datatype, op, comm,
+                       DPC_PERSISTENT, info, request);
 }

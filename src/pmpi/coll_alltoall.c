@@ -5,6 +5,7 @@
 #include "jobs.h"
 #include "stage.h"
 #include "ipc.h"
+#include "lcount.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,4 +208,123 @@ DPCOLL_API int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], c
     (void)info;
     return alltoall("MPI_Alltoallv_init", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
                     recvcounts, rdispls, recvtype, comm, DPC_PERSISTENT, request, true);
+}
+
+/* ---- MPI-4 large-count forms (lcount.h) --------------------------------- */
+
+static int pmpi_alltoall_c(const void *sendbuf, MPI_Count sendcount, const MPI_Count *sendcounts,
+                           const MPI_Aint *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, const MPI_Count *recvcounts,
+                           const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                           dpc_mode_t mode, MPI_Info info, MPI_Request *req, bool v)
+{
+    if (v) {
+        switch (mode) {
+        case DPC_BLOCKING:
+            return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, req);
+        default:
+            return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm, info, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                req);
+    default:
+        return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, info, req);
+    }
+}
+
+static int alltoall_c(const char *call, const void *sendbuf, MPI_Count sendcount,
+                      const MPI_Count *sendcounts, const MPI_Aint *sdispls, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                      dpc_mode_t mode, MPI_Info info, MPI_Request *req, bool v)
+{
+    dpc_coll_t coll = v ? DPC_ALLTOALLV : DPC_ALLTOALL;
+    int err = MPI_SUCCESS, *ic[4];
+    void *mem;
+    bool in_place = sendbuf == MPI_IN_PLACE;   /* (then the send side means nothing) */
+    bool sv = v && !in_place;
+    /* (an alltoallv's counts and displacements are each rank's own) */
+    static const bool local[4] = {true, true, true, true};
+    static const char *const names[4] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
+    dpc_lc_array_t in[4] = {{.counts = sv ? sendcounts : NULL}, {.displs = sv ? sdispls : NULL},
+                            {.counts = v ? recvcounts : NULL}, {.displs = v ? rdispls : NULL}};
+    switch (dpc_lc_enter(comm, coll, call, in, local, names, ic, &mem, &err)) {
+    case -1: return err;
+    case 1:
+        if (v || ((in_place || dpc_lc_fits(sendcount)) && dpc_lc_fits(recvcount)))
+            return DPC_LC_RUN(NULL, mem,
+                              alltoall(call, sendbuf, v || in_place ? 0 : (int)sendcount, ic[0],
+                                       ic[1], sendtype, recvbuf, v ? 0 : (int)recvcount, ic[2],
+                                       ic[3], recvtype, comm, mode, req, v));
+        free(mem);
+        dpc_lc_note_pmpi(comm, coll);
+    }
+    return pmpi_alltoall_c(sendbuf, sendcount, sendcounts, sdispls, sendtype, recvbuf, recvcount,
+                           recvcounts, rdispls, recvtype, comm, mode, info, req, v);
+}
+
+DPCOLL_API int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm)
+{
+    return alltoall_c("MPI_Alltoall_c", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                      recvcount, NULL, NULL, recvtype, comm, DPC_BLOCKING, MPI_INFO_NULL, NULL,
+                      false);
+}
+
+DPCOLL_API int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request)
+{
+    return alltoall_c("MPI_Ialltoall_c", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                      recvcount, NULL, NULL, recvtype, comm, DPC_NONBLOCKING, MPI_INFO_NULL,
+                      request, false);
+}
+
+DPCOLL_API int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return alltoall_c("MPI_Alltoall_init_c", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                      recvcount, NULL, NULL, recvtype, comm, DPC_PERSISTENT, info, request, false);
+}
+
+DPCOLL_API int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_c("MPI_Alltoallv_c", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                      recvcounts, rdispls, recvtype, comm, DPC_BLOCKING, MPI_INFO_NULL, NULL, true);
+}
+
+DPCOLL_API int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return alltoall_c("MPI_Ialltoallv_c", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                      recvcounts, rdispls, recvtype, comm, DPC_NONBLOCKING, MPI_INFO_NULL, request,
+                      true);
+}
+
+DPCOLL_API int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    return alltoall_c("MPI_Alltoallv_init_c", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf,
+                      0, recvcounts, rdispls, recvtype, comm, DPC_PERSISTENT, info, request, true);
 }

@@ -6,6 +6,7 @@
 #include "jobs.h"
 #include "stage.h"
 #include "ipc.h"
+#include "lcount.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,4 +93,40 @@ DPCOLL_API int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, in
 {
     (void)info;
     return bcast("MPI_Bcast_init", buffer, count, datatype, root, comm, DPC_PERSISTENT, request);
+}
+
+/* ---- MPI-4 large-count forms (lcount.h) --------------------------------- */
+
+static int bcast_c(const char *call, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                   int root, MPI_Comm comm, dpc_mode_t mode, MPI_Info info, MPI_Request *req)
+{
+    if (dpc_lc_fits(count))
+        return bcast(call, buffer, (int)count, datatype, root, comm, mode, req);
+    dpc_lc_note_pmpi(comm, DPC_BCAST);
+    switch (mode) {
+    case DPC_BLOCKING: return PMPI_Bcast_c(buffer, count, datatype, root, comm);
+    case DPC_NONBLOCKING: return PMPI_Ibcast_c(buffer, count, datatype, root, comm, req);
+    default: return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, req);
+    }
+}
+
+DPCOLL_API int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                           MPI_Comm comm)
+{
+    return bcast_c("MPI_Bcast_c", buffer, count, datatype, root, comm, DPC_BLOCKING,
+                   MPI_INFO_NULL, NULL);
+}
+
+DPCOLL_API int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    return bcast_c("MPI_Ibcast_c", buffer, count, datatype, root, comm, DPC_NONBLOCKING,
+                   MPI_INFO_NULL, request);
+}
+
+DPCOLL_API int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return bcast_c("MPI_Bcast_init_c", buffer, count, datatype, root, comm, DPC_PERSISTENT, info,
+                   request);
 }

@@ -5,6 +5,7 @@
 #include "jobs.h"
 #include "stage.h"
 #include "ipc.h"
+#include "lcount.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,14 @@ static int pmpi_reduce_scatter(const char *call, const void *sendbuf, void *recv
                              "library cannot be persistent", call);
         return dpc_done_request(req);
     }
+    /* a large-count call: the caller's counts, which live as long as the
+     * request (the ints given here do not) */
+    const MPI_Count *lc = recvcounts && dpc_tl_lc ? dpc_tl_lc->recvcounts : NULL;
+    if (lc && mode == DPC_NONBLOCKING)
+        return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, lc, datatype, op, comm, req);
+    if (lc && mode == DPC_PERSISTENT)
+        return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, lc, datatype, op, comm, MPI_INFO_NULL,
+                                          req);
     if (recvcounts) {
         switch (mode) {
         case DPC_BLOCKING: return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -181,6 +190,29 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     return dpc_run(comm, c, &j->base, mode, req);
 }
 
+/* The vector forms with recvcounts NULL, which the shared body would take
+ * for the block form (a zero-count call: silently nothing): refused, or
+ * the MPI library's own call when it runs them. */
+static int null_recvcounts(const char *call, const void *sendbuf, void *recvbuf,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, dpc_mode_t mode,
+                           MPI_Request *req)
+{
+    int err = MPI_SUCCESS;
+    switch (dpc_enter(comm, DPC_REDUCE_SCATTER, call, &err)) {
+    case 0:
+        switch (mode) {
+        case DPC_BLOCKING: return PMPI_Reduce_scatter(sendbuf, recvbuf, NULL, datatype, op, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Ireduce_scatter(sendbuf, recvbuf, NULL, datatype, op, comm, req);
+        default:
+            return PMPI_Reduce_scatter_init(sendbuf, recvbuf, NULL, datatype, op, comm,
+                                            MPI_INFO_NULL, req);
+        }
+    case -1: return err;
+    }
+    return dpc_raise(comm, MPI_ERR_COUNT, "%s: recvcounts is NULL", call);
+}
+
 DPCOLL_API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
@@ -208,6 +240,8 @@ DPCOLL_API int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf,
 DPCOLL_API int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (!recvcounts)
+        return null_recvcounts("MPI_Reduce_scatter", sendbuf, recvbuf, datatype, op, comm, DPC_BLOCKING, NULL);
     return reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op,
                           comm, DPC_BLOCKING, NULL);
 }
@@ -216,6 +250,8 @@ DPCOLL_API int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int
                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                    MPI_Request *request)
 {
+    if (!recvcounts)
+        return null_recvcounts("MPI_Ireduce_scatter", sendbuf, recvbuf, datatype, op, comm, DPC_NONBLOCKING, request);
     return reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, 0, recvcounts, datatype, op,
                           comm, DPC_NONBLOCKING, request);
 }
@@ -225,6 +261,123 @@ DPCOLL_API int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const
                                        MPI_Info info, MPI_Request *request)
 {
     (void)info;
+    if (!recvcounts)
+        return null_recvcounts("MPI_Reduce_scatter_init", sendbuf, recvbuf, datatype, op, comm, DPC_PERSISTENT, request);
     return reduce_scatter("MPI_Reduce_scatter_init", sendbuf, recvbuf, 0, recvcounts, datatype, op,
                           comm, DPC_PERSISTENT, request);
+}
+
+/* ---- MPI-4 large-count forms (lcount.h) --------------------------------- */
+
+static int reduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf,
+                            MPI_Count recvcount, const MPI_Count *recvcounts,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, dpc_mode_t mode,
+                            MPI_Info info, MPI_Request *req, bool v)
+{
+    dpc_coll_t coll = v ? DPC_REDUCE_SCATTER : DPC_REDUCE_SCATTER_BLOCK;
+    int err = MPI_SUCCESS, *ic[4];
+    void *mem;
+    if (v && !recvcounts)
+        return null_recvcounts(call, sendbuf, recvbuf, datatype, op, comm, mode, req);
+    static const bool local[4] = {false};   /* (recvcounts: the same on every rank) */
+    static const char *const names[4] = {"recvcounts"};
+    dpc_lc_array_t in[4] = {{.counts = recvcounts}};
+    /* an average is divided after the sum, which the MPI library's _c
+     * forms would not do: only the int form runs it (on libdpcoll, or
+     * disabled through the MPI library's call and then the division) */
+    bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
+    int go = avg ? 1 : dpc_lc_enter(comm, coll, call, in, local, names, ic, &mem, &err);
+    if (avg) {
+        int size = 0;
+        if (dpc_enter(comm, coll, call, &err) < 0)
+            return err;
+        PMPI_Comm_size(comm, &size);
+        int cv = dpc_lc_convert(size, in, ic, &mem);
+        if (cv < 0)
+            return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+        if (cv > 0 || (!recvcounts && !dpc_lc_fits(recvcount)))
+            return dpc_raise(comm, MPI_ERR_COUNT, "%s: dpcoll_op_avg on more than 2^31-1 "
+                             "elements in a block", call);
+    }
+    switch (go) {
+    case -1: return err;
+    case 1:
+        if (recvcounts || dpc_lc_fits(recvcount)) {
+            dpc_lc_t lc = {.recvcounts = recvcounts};
+            return DPC_LC_RUN(&lc, mem,
+                              reduce_scatter(call, sendbuf, recvbuf, recvcounts ? 0 : (int)recvcount,
+                                             ic[0], datatype, op, comm, mode, req));
+        }
+        free(mem);
+        dpc_lc_note_pmpi(comm, coll);
+    }
+    if (recvcounts) {
+        switch (mode) {
+        case DPC_BLOCKING:
+            return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, req);
+        default:
+            return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                              info, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, req);
+    default:
+        return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                                info, req);
+    }
+}
+
+DPCOLL_API int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_c("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, NULL,
+                            datatype, op, comm, DPC_BLOCKING, MPI_INFO_NULL, NULL, false);
+}
+
+DPCOLL_API int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                           MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                           MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter_c("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, NULL,
+                            datatype, op, comm, DPC_NONBLOCKING, MPI_INFO_NULL, request, false);
+}
+
+DPCOLL_API int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                               MPI_Count recvcount, MPI_Datatype datatype,
+                                               MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                               MPI_Request *request)
+{
+    return reduce_scatter_c("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, recvcount, NULL,
+                            datatype, op, comm, DPC_PERSISTENT, info, request, false);
+}
+
+DPCOLL_API int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                    const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm)
+{
+    return reduce_scatter_c("MPI_Reduce_scatter_c", sendbuf, recvbuf, 0, recvcounts, datatype, op,
+                            comm, DPC_BLOCKING, MPI_INFO_NULL, NULL, true);
+}
+
+DPCOLL_API int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                     const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_scatter_c("MPI_Ireduce_scatter_c", sendbuf, recvbuf, 0, recvcounts, datatype,
+                            op, comm, DPC_NONBLOCKING, MPI_INFO_NULL, request, true);
+}
+
+DPCOLL_API int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                         const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                         MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request)
+{
+    return reduce_scatter_c("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, 0, recvcounts,
+                            datatype, op, comm, DPC_PERSISTENT, info, request, true);
 }

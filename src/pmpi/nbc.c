@@ -79,6 +79,7 @@ void dpc_nbc_destroy(dpc_req_t *op)
     dpc_unlock(true);
     if (op->job->release)
         op->job->release(op->job);
+    free(op->job->owned);
     free(op->job);
     free(op);
 }

@@ -7,6 +7,7 @@
 #include "shim.h"
 #include "dpc_log.h"
 #include "stage.h"
+#include "lcount.h"
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,10 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
             return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
         }
         op->job = j;
+        /* (a large-count call's int arrays, which the job points into,
+         * live as long as it: lcount.h) */
+        j->owned = dpc_tl_adopt;
+        dpc_tl_adopt = NULL;
         op->c = c;
         op->comm = comm;
         op->mode = mode;
@@ -490,7 +495,8 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
 void dpc_stats_print(void)
 {
     static const char *const why[DPC_WHY_COUNT] = {
-        "libdpcoll disabled", "intercommunicator", "user-defined op", "datatype"};
+        "libdpcoll disabled", "intercommunicator", "user-defined op", "datatype",
+        "count beyond int"};
     char line[2048];
     for (int c = 0; c < DPC_COLL_COUNT; c++) {
         dpc_coll_stats_t *cs = &dpc_g.stats[c];

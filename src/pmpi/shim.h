@@ -16,7 +16,8 @@
 
 /* Why a call went to PMPI_* (stats and logs). */
 typedef enum {
-    DPC_WHY_DISABLED, DPC_WHY_INTERCOMM, DPC_WHY_USER_OP, DPC_WHY_TYPE, DPC_WHY_COUNT
+    DPC_WHY_DISABLED, DPC_WHY_INTERCOMM, DPC_WHY_USER_OP, DPC_WHY_TYPE, DPC_WHY_LARGE_COUNT,
+    DPC_WHY_COUNT
 } dpc_why_t;
 
 typedef struct dpc_coll_stats {
@@ -160,6 +161,8 @@ struct dpc_job {
     int (*prepare)(dpc_job_t *j, MPI_Comm comm);
     int (*finish)(dpc_job_t *j, MPI_Comm comm);
     void (*release)(dpc_job_t *j);
+    void *owned;         /* freed with a heap job (a large-count call's int
+                            arrays, which the job points into: lcount.h) */
 };
 
 /* How a call was made. */

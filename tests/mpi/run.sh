@@ -29,6 +29,25 @@ echo "== test_mpi_coll, nonblocking calls (MPI_I...), 3 ranks"
 DPC_TEST_MODE=nonblocking mpi 3 "$coll" || fail=1
 echo "== test_mpi_coll, persistent calls (..._init + MPI_Start), 2 ranks"
 DPC_TEST_MODE=persistent mpi 2 "$coll" || fail=1
+# MPI-4's large-count forms (MPI_Allreduce_c ...), which mpi4py 4 calls: the
+# results, and that each collective ran on libdpcoll (the stats; with the
+# _c forms going straight to the MPI library, this is what fails)
+for m in blocking:3 nonblocking:2 persistent:2; do
+    out=$(DPCOLL_STATS=1 DPC_TEST_API=large DPC_TEST_MODE=${m%:*} mpi "${m#*:}" "$coll" 2>&1); rc=$?
+    echo "$out" | grep -v '^libdpcoll stats' | tail -2
+    check "large-count forms (MPI_Allreduce_c ...), ${m%:*}, ${m#*:} ranks: every result equal to PMPI's" \
+        test $rc -eq 0
+    check "... and all 8 collectives ran on libdpcoll, none went to PMPI (but the user-op case)" \
+        sh -c 'l=$(echo "$1" | grep "stats: rank 0 "); \
+               [ "$(echo "$l" | grep -c " [1-9][0-9]* on libdpcoll")" = 8 ] &&
+               [ "$(echo "$l" | grep -v "1 to PMPI (user-defined op 1)" | grep -c -v "; 0 to PMPI")" = 0 ]' \
+        _ "$out"
+done
+out=$(DPCOLL_STATS=1 mpi 2 "$misc" largecount 2>&1); rc=$?
+echo "$out" | grep -v '^libdpcoll stats' | tail -1
+check "large-count calls beyond int go to the MPI library's _c forms (an average of them is refused)" \
+    sh -c '[ "$1" = 0 ] && echo "$2" | grep "stats: rank 0 bcast:" | grep -q "count beyond int 2"' \
+    _ "$rc" "$out"
 for np in $nps; do
     echo "== nonblocking: many in flight, background progress, persistent, $np ranks"
     mpi "$np" "$nbc" || fail=1

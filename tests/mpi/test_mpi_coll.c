@@ -11,6 +11,10 @@
  * (completed in turn by MPI_Wait, an MPI_Test loop, MPI_Waitall, MPI_Waitany,
  * MPI_Testall and MPI_Waitsome); DPC_TEST_MODE=persistent through the
  * ..._init form, MPI_Start, the same completions and MPI_Request_free.
+ * DPC_TEST_API=large makes every call through MPI-4's large-count form
+ * (MPI_Allreduce_c, MPI_Iallgatherv_c, ...: MPI_Count counts, MPI_Aint
+ * displacements), as mpi4py 4 does; run.sh checks with DPCOLL_STATS that
+ * they ran on libdpcoll.
  */
 #include "config.h"
 #include <stdint.h>
@@ -51,6 +55,33 @@ enum { BLOCKING, NONBLOCKING, PERSISTENT };
 static int mode;
 static const char *mode_names[] = {"blocking", "nonblocking", "persistent"};
 static unsigned ncompletions;
+static int large_api;   /* DPC_TEST_API=large: the _c forms */
+
+/* n ints as MPI_Count or MPI_Aint (NULL stays NULL; free after the call) */
+static MPI_Count *lcounts(const int *v, int n)
+{
+    if (!v)
+        return NULL;
+    MPI_Count *c = malloc(sizeof(MPI_Count) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        c[i] = v[i];
+    return c;
+}
+static MPI_Aint *ldispls(const int *v, int n)
+{
+    if (!v)
+        return NULL;
+    MPI_Aint *c = malloc(sizeof(MPI_Aint) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        c[i] = v[i];
+    return c;
+}
+static int csize(MPI_Comm comm)
+{
+    int p;
+    MPI_Comm_size(comm, &p);
+    return p;
+}
 
 /* Complete one request, rotating through the completion calls. */
 static void complete(MPI_Request *r)
@@ -88,6 +119,16 @@ static void run_req(MPI_Request *r)
 static void t_allreduce(const void *in, void *out, int n, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        if (mode == BLOCKING)
+            MPI_Allreduce_c(in, out, n, dt, op, comm);
+        else if (mode == NONBLOCKING ? MPI_Iallreduce_c(in, out, n, dt, op, comm, &r)
+                                     : MPI_Allreduce_init_c(in, out, n, dt, op, comm, MPI_INFO_NULL, &r))
+            t_fail("%s allreduce_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Allreduce(in, out, n, dt, op, comm);
     else if (mode == NONBLOCKING ? MPI_Iallreduce(in, out, n, dt, op, comm, &r)
@@ -101,6 +142,17 @@ static void t_reduce_scatter_block(const void *in, void *out, int n, MPI_Datatyp
                                    MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        if (mode == BLOCKING)
+            MPI_Reduce_scatter_block_c(in, out, n, dt, op, comm);
+        else if (mode == NONBLOCKING
+                     ? MPI_Ireduce_scatter_block_c(in, out, n, dt, op, comm, &r)
+                     : MPI_Reduce_scatter_block_init_c(in, out, n, dt, op, comm, MPI_INFO_NULL, &r))
+            t_fail("%s reduce_scatter_block_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Reduce_scatter_block(in, out, n, dt, op, comm);
     else if (mode == NONBLOCKING
@@ -115,6 +167,19 @@ static void t_reduce_scatter(const void *in, void *out, const int *rc, MPI_Datat
                              MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        MPI_Count *c = lcounts(rc, csize(comm));
+        if (mode == BLOCKING)
+            MPI_Reduce_scatter_c(in, out, c, dt, op, comm);
+        else if (mode == NONBLOCKING ? MPI_Ireduce_scatter_c(in, out, c, dt, op, comm, &r)
+                                     : MPI_Reduce_scatter_init_c(in, out, c, dt, op, comm,
+                                                                 MPI_INFO_NULL, &r))
+            t_fail("%s reduce_scatter_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        free(c);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Reduce_scatter(in, out, rc, dt, op, comm);
     else if (mode == NONBLOCKING ? MPI_Ireduce_scatter(in, out, rc, dt, op, comm, &r)
@@ -128,6 +193,17 @@ static void t_allgather(const void *s, int sc, MPI_Datatype st, void *rb, int rc
                         MPI_Datatype rt, MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        if (mode == BLOCKING)
+            MPI_Allgather_c(s, sc, st, rb, rcount, rt, comm);
+        else if (mode == NONBLOCKING ? MPI_Iallgather_c(s, sc, st, rb, rcount, rt, comm, &r)
+                                     : MPI_Allgather_init_c(s, sc, st, rb, rcount, rt, comm,
+                                                            MPI_INFO_NULL, &r))
+            t_fail("%s allgather_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Allgather(s, sc, st, rb, rcount, rt, comm);
     else if (mode == NONBLOCKING ? MPI_Iallgather(s, sc, st, rb, rcount, rt, comm, &r)
@@ -141,6 +217,21 @@ static void t_allgatherv(const void *s, int sc, MPI_Datatype st, void *rb, const
                          const int *dis, MPI_Datatype rt, MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        MPI_Count *c = lcounts(rc, csize(comm));
+        MPI_Aint *d = ldispls(dis, csize(comm));
+        if (mode == BLOCKING)
+            MPI_Allgatherv_c(s, sc, st, rb, c, d, rt, comm);
+        else if (mode == NONBLOCKING ? MPI_Iallgatherv_c(s, sc, st, rb, c, d, rt, comm, &r)
+                                     : MPI_Allgatherv_init_c(s, sc, st, rb, c, d, rt, comm,
+                                                             MPI_INFO_NULL, &r))
+            t_fail("%s allgatherv_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        free(c);
+        free(d);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Allgatherv(s, sc, st, rb, rc, dis, rt, comm);
     else if (mode == NONBLOCKING ? MPI_Iallgatherv(s, sc, st, rb, rc, dis, rt, comm, &r)
@@ -153,6 +244,16 @@ static void t_allgatherv(const void *s, int sc, MPI_Datatype st, void *rb, const
 static void t_bcast(void *buf, int n, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        if (mode == BLOCKING)
+            MPI_Bcast_c(buf, n, dt, root, comm);
+        else if (mode == NONBLOCKING ? MPI_Ibcast_c(buf, n, dt, root, comm, &r)
+                                     : MPI_Bcast_init_c(buf, n, dt, root, comm, MPI_INFO_NULL, &r))
+            t_fail("%s bcast_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Bcast(buf, n, dt, root, comm);
     else if (mode == NONBLOCKING ? MPI_Ibcast(buf, n, dt, root, comm, &r)
@@ -166,6 +267,17 @@ static void t_alltoall(const void *s, int sc, MPI_Datatype st, void *rb, int rco
                        MPI_Datatype rt, MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        if (mode == BLOCKING)
+            MPI_Alltoall_c(s, sc, st, rb, rcount, rt, comm);
+        else if (mode == NONBLOCKING ? MPI_Ialltoall_c(s, sc, st, rb, rcount, rt, comm, &r)
+                                     : MPI_Alltoall_init_c(s, sc, st, rb, rcount, rt, comm,
+                                                           MPI_INFO_NULL, &r))
+            t_fail("%s alltoall_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Alltoall(s, sc, st, rb, rcount, rt, comm);
     else if (mode == NONBLOCKING ? MPI_Ialltoall(s, sc, st, rb, rcount, rt, comm, &r)
@@ -179,6 +291,24 @@ static void t_alltoallv(const void *s, const int *sc, const int *sd, MPI_Datatyp
                         const int *rc, const int *rd, MPI_Datatype rt, MPI_Comm comm)
 {
     MPI_Request r;
+    if (large_api) {
+        int p = csize(comm);
+        MPI_Count *c = lcounts(sc, p), *c2 = lcounts(rc, p);
+        MPI_Aint *d = ldispls(sd, p), *d2 = ldispls(rd, p);
+        if (mode == BLOCKING)
+            MPI_Alltoallv_c(s, c, d, st, rb, c2, d2, rt, comm);
+        else if (mode == NONBLOCKING ? MPI_Ialltoallv_c(s, c, d, st, rb, c2, d2, rt, comm, &r)
+                                     : MPI_Alltoallv_init_c(s, c, d, st, rb, c2, d2, rt, comm,
+                                                            MPI_INFO_NULL, &r))
+            t_fail("%s alltoallv_c refused", mode_names[mode]);
+        else
+            run_req(&r);
+        free(c);
+        free(c2);
+        free(d);
+        free(d2);
+        return;
+    }
     if (mode == BLOCKING)
         MPI_Alltoallv(s, sc, sd, st, rb, rc, rd, rt, comm);
     else if (mode == NONBLOCKING ? MPI_Ialltoallv(s, sc, sd, st, rb, rc, rd, rt, comm, &r)
@@ -630,6 +760,7 @@ int main(int argc, char **argv)
     for (int i = 0; m && i < 3; i++)
         if (!strcmp(m, mode_names[i]))
             mode = i;
+    large_api = getenv("DPC_TEST_API") && !strcmp(getenv("DPC_TEST_API"), "large");
     int active = dpcoll_active();
     if (!active && t_rank == 0)
         printf("libdpcoll is not active: the shim is not in use\n");
@@ -654,8 +785,8 @@ int main(int argc, char **argv)
     int failed = srunner_ntests_failed(sr) + !active;
     srunner_free(sr);
     if (t_rank == 0)
-        printf("np=%d, %s calls: %ld cases compared with PMPI on rank 0\n", t_size,
-               mode_names[mode], t_cases);
+        printf("np=%d, %s%s calls: %ld cases compared with PMPI on rank 0\n", t_size,
+               mode_names[mode], large_api ? " large-count (_c)" : "", t_cases);
     free_comms();
     MPI_Type_free(&t_float3);
     MPI_Type_free(&t_strided_int);

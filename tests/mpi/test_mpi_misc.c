@@ -3,7 +3,7 @@
  * communicator's error handler, a message naming the call and argument, the
  * communicator still usable), timeouts that name the ranks waited for,
  * communicator dup/free cycles that leave memory flat, MPI_THREAD_MULTIPLE,
- * DPCOLL_DISABLE. The mode is argv[1]; tests/mpi/run.sh runs each.
+ * DPCOLL_DISABLE, large-count calls beyond int. The mode is argv[1]; tests/mpi/run.sh runs each.
  */
 #include "config.h"
 #include <pthread.h>
@@ -71,6 +71,23 @@ START_TEST(test_bad_input)
     expect_class(MPI_Reduce_scatter_block(a, b, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT,
                  "reduce_scatter_block recvcount", "recvcount");
     expect_class(MPI_Allreduce(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM, "null comm", "comm");
+    /* (read as the block form, this was a zero-count call that returned
+     * MPI_SUCCESS) */
+    expect_class(MPI_Reduce_scatter(a, b, NULL, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT,
+                 "reduce_scatter recvcounts NULL", "recvcounts");
+    /* the large-count forms check the same way */
+    MPI_Count lcounts[64];
+    MPI_Aint ldispls[64];
+    for (int i = 0; i < 64; i++)
+        lcounts[i] = 1, ldispls[i] = i;
+    expect_class(MPI_Allreduce_c(a, b, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT, "allreduce_c count -1", "count");
+    expect_class(MPI_Allgatherv_c(a, 1, MPI_INT, b, NULL, ldispls, MPI_INT, c), MPI_ERR_COUNT,
+                 "allgatherv_c recvcounts NULL", "recvcounts");
+    expect_class(MPI_Reduce_scatter_c(a, b, NULL, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT,
+                 "reduce_scatter_c recvcounts NULL", "recvcounts");
+    expect_class(MPI_Alltoallv_c(a, lcounts, NULL, MPI_INT, b, lcounts, ldispls, MPI_INT, c),
+                 MPI_ERR_ARG, "alltoallv_c sdispls NULL", "sdispls");
+    expect_class(MPI_Bcast_c(a, 2, MPI_INT, t_size, c), MPI_ERR_ROOT, "bcast_c root = size", "root");
     /* nothing was sent: the communicator works as before */
     t_cases++;
     if (!allreduce_works(c))
@@ -327,6 +344,54 @@ END_TEST
  * in the ring, so the root waits for room; before, they were copied out
  * and kept: a heap growing by up to 160 MiB, at 14 us a call). Results
  * checked every 1000th call. */
+/* Large-count calls whose counts (shared by all ranks) do not fit an int go
+ * to the MPI library's own _c forms (DPCOLL_STATS says "count beyond int";
+ * run.sh checks): a
+ * type of size 0 makes 2^31 elements cost nothing. An average of that many
+ * is refused, not handed to the MPI library (which would sum without the
+ * division). */
+START_TEST(test_large_count)
+{
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    MPI_Count big = (MPI_Count)INT32_MAX + 1;
+    int a[4] = {0}, b[4] = {0};
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    expect_class(MPI_Bcast_c(a, big, none, 0, c), MPI_SUCCESS, "bcast_c of 2^31 empty elements", NULL);
+    expect_class(MPI_Allgather_c(a, big, none, b, big, none, c), MPI_SUCCESS,
+                 "allgather_c of 2^31 empty elements", NULL);
+    MPI_Request r;
+    expect_class(MPI_Ibcast_c(a, big, none, 0, c, &r), MPI_SUCCESS, "ibcast_c of 2^31 empty elements", NULL);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    expect_class(MPI_Allreduce_c(a, b, big, MPI_FLOAT, dpcoll_op_avg(), c), MPI_ERR_COUNT,
+                 "allreduce_c average of 2^31 elements", "dpcoll_op_avg");
+    expect_class(MPI_Reduce_scatter_block_c(a, b, big, MPI_FLOAT, dpcoll_op_avg(), c),
+                 MPI_ERR_COUNT, "reduce_scatter_block_c average of 2^31 elements a block",
+                 "dpcoll_op_avg");
+    /* values each rank passes for itself cannot decide that alone: beyond
+     * an int they are refused before anything is sent (here on every rank) */
+    MPI_Count cnt[64];
+    MPI_Aint dsp[64], bigd[64];
+    for (int i = 0; i < 64; i++)
+        cnt[i] = 1, dsp[i] = i, bigd[i] = (MPI_Aint)INT32_MAX + 1 + i;
+    if (dpcoll_active()) {   /* (the MPI library would read past the buffers) */
+        expect_class(MPI_Alltoallv_c(a, cnt, bigd, MPI_INT, b, cnt, dsp, MPI_INT, c),
+                     MPI_ERR_COUNT, "alltoallv_c sdispls beyond int", "sdispls");
+        expect_class(MPI_Allgatherv_c(a, 1, MPI_INT, b, cnt, bigd, MPI_INT, c), MPI_ERR_COUNT,
+                     "allgatherv_c displs beyond int", "displs");
+    }
+    t_cases++;
+    if (!allreduce_works(c))
+        t_fail("the communicator is not usable after the large-count calls");
+    MPI_Comm_free(&c);
+    MPI_Type_free(&none);
+    t_agree("large count");
+}
+END_TEST
+
 START_TEST(test_flood)
 {
     enum { N = 2048, CALLS = 20000 };
@@ -388,6 +453,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_repeat);
     else if (!strcmp(mode, "flood"))
         tcase_add_test(tc, test_flood);
+    else if (!strcmp(mode, "largecount"))
+        tcase_add_test(tc, test_large_count);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
