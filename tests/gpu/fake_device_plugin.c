@@ -262,13 +262,22 @@ static int device_of(const void *ptr, char *id, size_t len)
     return 0;
 }
 
-/* Peer access between different fake GPUs only with DPCOLL_FAKE_P2P=1
- * (GPUs joined by NVLink); without it, as between GPUs without peer to
- * peer, only copies may cross them. */
+/* Peer access between different fake GPUs only with DPCOLL_FAKE_P2P: 1,
+ * between all (GPUs joined by NVLink), or a list of pairs "A-B,C-D" of GPU
+ * numbers (both ways; a partial topology); without it, as between GPUs
+ * without peer to peer, only copies may cross them. */
 static int peer_access(const char *from, const char *to, int *yes)
 {
     const char *p2p = getenv("DPCOLL_FAKE_P2P");
+    int a = -1, b = -1;
     *yes = !strcmp(from, to) || (p2p && !strcmp(p2p, "1"));
+    if (*yes || !p2p || sscanf(from, "fake-gpu-%d", &a) != 1 || sscanf(to, "fake-gpu-%d", &b) != 1)
+        return 0;
+    for (const char *s = p2p; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL) {
+        int x, y;
+        if (sscanf(s, "%d-%d", &x, &y) == 2 && ((x == a && y == b) || (x == b && y == a)))
+            *yes = 1;
+    }
     return 0;
 }
 

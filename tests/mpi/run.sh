@@ -83,6 +83,14 @@ out=$(DPCOLL_FAKE_GPUS=2 DPCOLL_FAKE_P2P=1 DPCOLL_STATS=1 \
 echo "$out" | grep -v '^libdpcoll stats' | tail -3
 check "ranks on two (fake) GPUs with peer access: reductions through CUDA IPC too, 3 ranks" \
     sh -c '[ "$1" = 0 ] && echo "$2" | grep "stats: rank 0 allreduce:" | grep -q "cuda_ipc [1-9]"' _ "$rc" "$out"
+# a partial topology: GPUs 0 and 1 reach each other, GPU 2 neither; every
+# rank must agree to stage the reductions (rank 2 alone cannot reach)
+out=$(DPCOLL_FAKE_GPUS=3 DPCOLL_FAKE_P2P=0-1 DPCOLL_STATS=1 \
+      DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 "$fake" 2>&1); rc=$?
+echo "$out" | grep -v '^libdpcoll stats' | tail -3
+check "three (fake) GPUs, only two with peer access: reductions staged on every rank, copies through IPC, 3 ranks" \
+    sh -c '[ "$1" = 0 ] && ! echo "$2" | grep "stats: rank [0-2] allreduce:" | grep -q "cuda_ipc" &&
+           echo "$2" | grep "stats: rank 0 allgather:" | grep -q "cuda_ipc [1-9]"' _ "$rc" "$out"
 # (bounded from outside: a handshake that waits forever must fail, not hang)
 out=$(DPCOLL_TIMEOUT=2 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" \
       run timeout 60 ${MPIEXEC:-mpiexec} -n 3 "$fake" timeout 2>&1); rc=$?
