@@ -9,7 +9,8 @@
  * unpacked at the end.
  *
  * Restrictions: none. Cost (n = total bytes, L = log2 p'):
- *   L alpha + (p'-1)/p' n beta, plus 2 alpha + n/p beta + n beta if folded.
+ *   L alpha + (p'-1)/p' n beta + n/p beta (the own block's copy, not in
+ *   place), plus 2 alpha + n/p beta + n beta if folded.
  * Bytes sent: a rank that sits out sends its own block; new rank j sends, for
  * m = 1, 2, .., p'/2, the blocks of the m new ranks of its aligned group,
  * plus n for the odd ranks r < 2 rem.
@@ -95,7 +96,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = 0, pp = f.pp;
     for (int i = 0; i < a->size; i++)
         n += (double)(blk_count(a, i) * elsize(a));
-    double t = (pp - 1) / pp * n * c->beta;
+    double t = (pp - 1) / pp * n * c->beta + own_copy_cost(a, n / a->size, c);
     for (int k = 0; k < f.steps; k++)       /* doubling: n/pp, 2n/pp... */
         t += msg_alpha(c, n / pp * (double)(1u << k));
     if (f.rem)

@@ -5,7 +5,8 @@
  *
  * Restrictions: none (any p, any counts and displacements).
  * Cost (n = total bytes gathered, S segments per block): (p-1) S alpha
- *   + (p-1)/p n beta (equal blocks).
+ *   + (p-1)/p n beta (equal blocks) + n/p beta (the own block's copy, not in
+ *   place).
  * Bytes sent by rank r, exactly: n - b((r+1) mod p): every block but the
  * right neighbour's.
  */
@@ -43,7 +44,8 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     for (int i = 0; i < a->size; i++)
         n += (double)(blk_count(a, i) * elsize(a));
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (p - 1) * S * msg_alpha(c, n / p / S) + (p - 1) / p * n * c->beta;
+    return (p - 1) * S * msg_alpha(c, n / p / S) + (p - 1) / p * n * c->beta +
+           own_copy_cost(a, n / p, c);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

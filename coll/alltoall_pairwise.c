@@ -5,7 +5,8 @@
  * In place, the send data is first copied out of rbuf.
  *
  * Restrictions: none (any p, any counts: zero-sized blocks send nothing).
- * Cost (n = bytes a rank sends in all): (p-1) alpha + n beta.
+ * Cost (n = bytes a rank sends in all): (p-1) alpha + n beta + n/(p-1) beta
+ * (the own block's copy, not in place).
  * Bytes sent by rank r, exactly: the sum of its send blocks except its own.
  */
 #include "config.h"
@@ -85,7 +86,8 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = 0;
     for (int i = 0; i < a->size; i++)
         n += (double)(sblk_count(a, i) * elsize(a));
-    return (a->size - 1) * msg_alpha(c, n / a->size) + (double)bytes_sent(a, a->rank) * c->beta;
+    return (a->size - 1) * msg_alpha(c, n / a->size) + (double)bytes_sent(a, a->rank) * c->beta +
+           own_copy_cost(a, n / a->size, c);
 }
 
 const dpc_algo_t dpc_algo_alltoall_pairwise = {

@@ -5,7 +5,8 @@
  * [v, v + min(lowbit(v), p - v))), then a ring allgather over relative ranks
  * (ring.h, shift = root) completes everyone's copy.
  *
- * Restrictions: none. Cost (n bytes): ceil(log2 p) alpha + (p-1)/p n beta
+ * Restrictions: none. Cost (n bytes): (ceil(log2 p) - 1) alpha (the root's
+ * first ring message leaves with its first scatter message) + (p-1)/p n beta
  *   for the scatter, (p-1) S alpha + (p-1)/p n beta for the allgather: about
  *   2n beta whatever p, against the binomial tree's log2(p) n beta.
  * Blocks a rank already has from the scatter are neither sent to it nor
@@ -70,9 +71,12 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    /* the scatter's messages halve from n/2; the ring's are segments */
+    /* the scatter's messages halve from n/2; the ring's are segments. The
+     * root holds every block from the start, so its first ring message
+     * leaves with its first scatter message: that step costs one start-up,
+     * not two (with 2 ranks the whole bcast is then one message's wait) */
     double t = (p - 1) * S * msg_alpha(c, n / p / S) + 2 * (p - 1) / p * n * c->beta;
-    for (int k = 1; k <= log2_ceil(a->size); k++)
+    for (int k = 2; k <= log2_ceil(a->size); k++)
         t += msg_alpha(c, n / (double)(1u << k));
     return t;
 }

@@ -60,19 +60,25 @@ static inline int rank_blocks(const dpc_coll_args_t *a, int concatenated, size_t
     return 0;
 }
 
-/* The start-up cost of one message of `bytes` (cost model). On one node a
- * message beyond the mailboxes goes through UCX's rendezvous: a request to
- * send and an acknowledgement (UCX messages, dearer than mailbox records)
- * around the receiver's kernel copy (DIRECT_OP_ALPHAS, coll/direct.h): 1 +
- * 2 + 2 alphas. Measured on the reference machine, 2 ranks: a 16 KiB bcast
- * as one such message 2.57 us, as the direct bcast's two mailbox records
- * each way and one kernel copy (4 alphas) 1.92 us; a 64 KiB alltoall block
- * 5.78 against 5.24 us. */
-#define DPC_COST_RNDV_ALPHAS 5.0
+/* The start-up cost of one message of `bytes` (cost model): alpha through
+ * the mailboxes, alpha_rndv beyond them (on one node UCX's rendezvous: a
+ * request to send and an acknowledgement around the receiver's kernel copy,
+ * which dpcoll_tune fits on its own: 2.5-3 us on the reference machine
+ * against 0.35 us for a mailbox record). */
 static inline double msg_alpha(const dpc_cost_params_t *c, double bytes)
 {
     /* (the default mailbox size: the model is the same for every job) */
-    return bytes > (double)DPC_DEFAULT_SHM_MAX ? DPC_COST_RNDV_ALPHAS * c->alpha : c->alpha;
+    return bytes > (double)DPC_DEFAULT_SHM_MAX ? c->alpha_rndv : c->alpha;
+}
+
+/* The copy of a rank's own block from its input into place (allgather,
+ * alltoall; none in place), average_bytes on average (the same on every
+ * rank, as the choice must be). On one node the same core copies it as it
+ * copies the blocks it receives, at the same price per byte. */
+static inline double own_copy_cost(const dpc_coll_args_t *a, double average_bytes,
+                                   const dpc_cost_params_t *c)
+{
+    return a->in_place ? 0 : average_bytes * c->beta;
 }
 
 /* Segments of one block, for the cost model. */

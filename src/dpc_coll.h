@@ -67,6 +67,11 @@ typedef struct dpc_cost_params {
     double alpha;   /* seconds per message */
     double beta;    /* seconds per byte (1 / bandwidth) */
     double gamma;   /* seconds per byte reduced */
+    /* seconds per message beyond the shared-memory mailboxes: on one node
+     * UCX's rendezvous (a request to send and an acknowledgement around the
+     * receiver's kernel copy), dearer than a mailbox record and fitted on
+     * its own by dpcoll_tune (coll/coll_util.h, msg_alpha) */
+    double alpha_rndv;
 } dpc_cost_params_t;
 
 /* Restrictions an algorithm states about its inputs. */

@@ -178,6 +178,9 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[18 + DPC_COLL_COUNT] = (long long)cfg->shm_max;
     v[19 + DPC_COLL_COUNT] = cfg->ipc;
     v[20 + DPC_COLL_COUNT] = (long long)cfg->ipc_min;
+    const double r[3] = {cfg->cost.small.alpha_rndv, cfg->cost.large.alpha_rndv,
+                         cfg->cost.huge.alpha_rndv};
+    memcpy(&v[21 + DPC_COLL_COUNT], r, sizeof(r));
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -187,15 +190,17 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->seg_bytes = (size_t)v[2];
     double d[6];
     memcpy(d, &v[3], sizeof(d));
-    cfg->cost.small = (dpc_cost_params_t){d[0], d[1], d[2]};
-    cfg->cost.large = (dpc_cost_params_t){d[3], d[4], d[5]};
+    double r[3];
+    memcpy(r, &v[21 + DPC_COLL_COUNT], sizeof(r));
+    cfg->cost.small = (dpc_cost_params_t){.alpha = d[0], .beta = d[1], .gamma = d[2], .alpha_rndv = r[0]};
+    cfg->cost.large = (dpc_cost_params_t){.alpha = d[3], .beta = d[4], .gamma = d[5], .alpha_rndv = r[1]};
     cfg->cost.large_bytes = (size_t)v[9];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[10 + c] >= 0 ? dpc_algos()[v[10 + c]] : NULL;
     cfg->one_sided = v[10 + DPC_COLL_COUNT] != 0;
     double h[3];
     memcpy(h, &v[11 + DPC_COLL_COUNT], sizeof(h));
-    cfg->cost.huge = (dpc_cost_params_t){h[0], h[1], h[2]};
+    cfg->cost.huge = (dpc_cost_params_t){.alpha = h[0], .beta = h[1], .gamma = h[2], .alpha_rndv = r[2]};
     cfg->cost.huge_bytes = (size_t)v[14 + DPC_COLL_COUNT];
     cfg->device_reduce = v[16 + DPC_COLL_COUNT] != 0;
     cfg->shm = v[17 + DPC_COLL_COUNT] != 0;
@@ -216,7 +221,7 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         return DPC_ERR_ARG;
     }
     dpc_cost_model_t t = dpc_cost_model_defaults();
-    double large[3] = {-1, -1, -1}, huge[3] = {-1, -1, -1};
+    double large[3] = {-1, -1, -1}, huge[3] = {-1, -1, -1}, rndv[3] = {-1, -1, -1};
     char line[256];
     int lineno = 0, seen = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -233,12 +238,14 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
                     : !strcmp(key, "gamma") ? &t.small.gamma : !strcmp(key, "alpha_large") ? &large[0]
                     : !strcmp(key, "beta_large") ? &large[1] : !strcmp(key, "gamma_large") ? &large[2]
                     : !strcmp(key, "alpha_huge") ? &huge[0] : !strcmp(key, "beta_huge") ? &huge[1]
-                    : !strcmp(key, "gamma_huge") ? &huge[2] : NULL;
+                    : !strcmp(key, "gamma_huge") ? &huge[2] : !strcmp(key, "alpha_rndv") ? &rndv[0]
+                    : !strcmp(key, "alpha_rndv_large") ? &rndv[1]
+                    : !strcmp(key, "alpha_rndv_huge") ? &rndv[2] : NULL;
         bool is_huge = !strcmp(key, "huge_bytes");
         bool is_bytes = is_huge || !strcmp(key, "large_bytes");
         if (n != 2 || (!dst && !is_bytes) || !(val >= 0) || (dst && val > 1)) {
-            snprintf(err, errlen, "line %d: expected 'alpha|beta|gamma[_large|_huge] = seconds' or "
-                     "'large_bytes|huge_bytes = bytes'", lineno);
+            snprintf(err, errlen, "line %d: expected 'alpha|alpha_rndv|beta|gamma[_large|_huge] = "
+                     "seconds' or 'large_bytes|huge_bytes = bytes'", lineno);
             fclose(f);
             return DPC_ERR_ARG;
         }
@@ -261,6 +268,15 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
     t.huge.alpha = huge[0] >= 0 ? huge[0] : t.large.alpha;
     t.huge.beta = huge[1] >= 0 ? huge[1] : t.large.beta;
     t.huge.gamma = huge[2] >= 0 ? huge[2] : t.large.gamma;
+    /* alpha_rndv like the others (_large: the small one's, _huge: the large
+     * one's); a file with none of them (an older dpcoll_tune's) prices a
+     * rendezvous at DPC_COST_RNDV_ALPHAS of each set's alpha, as then */
+    bool any = rndv[0] >= 0 || rndv[1] >= 0 || rndv[2] >= 0;
+    t.small.alpha_rndv = rndv[0] >= 0 ? rndv[0] : DPC_COST_RNDV_ALPHAS * t.small.alpha;
+    t.large.alpha_rndv = rndv[1] >= 0 ? rndv[1] : any ? t.small.alpha_rndv
+                                                      : DPC_COST_RNDV_ALPHAS * t.large.alpha;
+    t.huge.alpha_rndv = rndv[2] >= 0 ? rndv[2] : any ? t.large.alpha_rndv
+                                                     : DPC_COST_RNDV_ALPHAS * t.huge.alpha;
     *m = t;
     return DPC_OK;
 }
@@ -275,9 +291,10 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
     fprintf(f, "# libdpcoll cost model constants (DPCOLL_TUNE_FILE)\n# %s\n", comment);
     for (int i = 0; i < 3; i++)
         fprintf(f, "alpha%s = %.6e   # seconds per message\n"
+                   "alpha_rndv%s = %.6e   # seconds per message beyond the mailboxes (rendezvous)\n"
                    "beta%s = %.6e    # seconds per byte sent (%.3g GB/s)\n"
                    "gamma%s = %.6e   # seconds per byte reduced (%.3g GB/s)\n",
-                sfx[i], r[i]->alpha, sfx[i], r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0,
+                sfx[i], r[i]->alpha, sfx[i], r[i]->alpha_rndv, sfx[i], r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0,
                 sfx[i], r[i]->gamma, r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
     fprintf(f, "large_bytes = %zu   # calls moving this many bytes or more use the _large set\n",
             m->large_bytes);

@@ -54,14 +54,16 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (21 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (24 + DPC_COLL_COUNT)
 
 /* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
  * per byte sent, per byte reduced) for calls below large_bytes,
  * alpha_large, beta_large, gamma_large from there up, and the _huge ones
- * from huge_bytes up; '#' starts a comment. Keys left out keep their
- * defaults (the _large ones: the small ones' values; the _huge ones: the
- * large ones'). */
+ * from huge_bytes up; alpha_rndv[_large|_huge], seconds per message beyond
+ * the mailboxes; '#' starts a comment. Keys left out keep their defaults
+ * (the _large ones: the small ones' values; the _huge ones: the large
+ * ones'; with no alpha_rndv key at all, DPC_COST_RNDV_ALPHAS of each set's
+ * alpha). */
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen);
 dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const char *comment);
 void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v);

@@ -8,6 +8,10 @@
 /* Defaults until dpcoll_tune measures the machine: 10 us per message,
  * 10 GB/s, 5 GB/s of reduction. */
 dpc_cost_params_t dpc_cost_defaults(void);
+/* A message beyond the mailboxes, when nothing says otherwise (a tune file
+ * without alpha_rndv): this many alphas (a request to send, an answer and
+ * the kernel copy between). */
+#define DPC_COST_RNDV_ALPHAS 5.0
 
 /* A machine model: one set of constants for calls below large_bytes, one
  * from there up, and one from huge_bytes up (small messages and large ones
@@ -33,9 +37,9 @@ const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_co
 double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m);
 const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m);
 
-/* Cheapest applicable algorithm for these arguments by the model (ties go to
- * the one registered first): every rank computes the same answer from the
- * same arguments. */
+/* Cheapest applicable algorithm for these arguments by the model (ties, to
+ * within rounding, go to the one registered first): every rank computes the
+ * same answer from the same arguments. */
 const dpc_algo_t *dpc_cost_select(const dpc_coll_args_t *a, const dpc_cost_params_t *c);
 
 /* Smallest message size in bytes (within [lo, hi], found by bisection on the

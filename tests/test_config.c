@@ -50,9 +50,12 @@ START_TEST(test_shared_settings_travel)
     root.ipc = false;
     root.ipc_min = 12345;
     root.device_reduce = false;
+    root.cost.large.alpha_rndv = 2.5e-6;   /* the model decides the algorithm */
     long long v[DPC_CONFIG_SHARED_INTS];
     dpc_config_pack_shared(&root, v);
     dpc_config_unpack_shared(&other, v);
+    ck_assert(other.cost.large.alpha_rndv == 2.5e-6);
+    ck_assert(other.cost.small.alpha_rndv == root.cost.small.alpha_rndv);
     ck_assert(!other.ipc);
     ck_assert_uint_eq(other.ipc_min, 12345);
     ck_assert(!other.device_reduce);
@@ -64,6 +67,7 @@ START_TEST(test_shared_settings_travel)
     other.ipc = false;
     other.ipc_min = 12345;
     other.device_reduce = false;
+    other.cost.large.alpha_rndv = 2.5e-6;
     dpc_config_pack_shared(&other, w);
     ck_assert(memcmp(v, w, sizeof(v)) == 0);
 }

@@ -33,12 +33,13 @@ static void check_crossover(int p, double expect_mb)
     const dpc_algo_t *rd = dpc_algo_find(DPC_ALLREDUCE, "recursive_doubling");
     ck_assert_ptr_nonnull(ring);
     ck_assert_ptr_nonnull(rd);
-    dpc_cost_params_t c = {.alpha = 10e-6, .beta = 1.0 / 50e9, .gamma = 0};
+    dpc_cost_params_t c = {.alpha = 10e-6, .beta = 1.0 / 50e9, .gamma = 0,
+                           .alpha_rndv = 5 * 10e-6};
     /* one message per ring step, as in the textbook (no segmenting) */
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = p, .dtype = DPC_UINT8,
                          .seg_bytes = (size_t)1 << 40};
     double x = dpc_cost_crossover(rd, ring, &a, &c, 1, 1e12);
-    double want = closed_form(p, 5 * c.alpha, c.beta);   /* every message a rendezvous */
+    double want = closed_form(p, c.alpha_rndv, c.beta);   /* every message a rendezvous */
     ck_assert_msg(fabs(x - want) / want < 1e-6, "p=%d: model %.0f B, closed form %.0f B", p, x, want);
     ck_assert_msg(fabs(x / 1e6 - expect_mb) < 0.05 * expect_mb, "p=%d: crossover %.2f MB, textbook %.1f MB",
                   p, x / 1e6, expect_mb);
@@ -58,7 +59,8 @@ START_TEST(test_select)
 {
     /* small messages go to a latency algorithm, large ones to a bandwidth
      * one; the choice depends only on the arguments every rank shares */
-    dpc_cost_params_t c = {.alpha = 10e-6, .beta = 1.0 / 50e9, .gamma = 1.0 / 20e9};
+    dpc_cost_params_t c = {.alpha = 10e-6, .beta = 1.0 / 50e9, .gamma = 1.0 / 20e9,
+                           .alpha_rndv = 5 * 10e-6};
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 8, .dtype = DPC_FLOAT, .count = 2};
     ck_assert_str_eq(dpc_cost_select(&a, &c)->name, "recursive_doubling");
     a.count = 64u << 20;
@@ -78,7 +80,7 @@ START_TEST(test_select)
      * a 4 KiB block as one mailbox record (1) less */
     dpc_coll_args_t t = {.coll = DPC_ALLTOALL, .size = 2, .dtype = DPC_INT8, .count = 65536,
                          .one_sided = true};
-    dpc_cost_params_t tc = {.alpha = 1e-6, .beta = 1e-10, .gamma = 1e-10};
+    dpc_cost_params_t tc = {.alpha = 1e-6, .beta = 1e-10, .gamma = 1e-10, .alpha_rndv = 5e-6};
     ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "direct");
     t.count = 4096;
     ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
@@ -113,9 +115,11 @@ START_TEST(test_tune_file)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    dpc_cost_model_t w = {.small = {1.25e-6, 8.5e-11, 4e-11}, .large = {9e-6, 1.5e-10, 6e-11},
-                          .huge = {2e-5, 3.5e-10, 1.25e-10}, .large_bytes = 65536,
-                          .huge_bytes = 4u << 20}, r;
+    dpc_cost_model_t w = {
+        .small = {.alpha = 1.25e-6, .beta = 8.5e-11, .gamma = 4e-11, .alpha_rndv = 3.5e-6},
+        .large = {.alpha = 9e-6, .beta = 1.5e-10, .gamma = 6e-11, .alpha_rndv = 2.25e-5},
+        .huge = {.alpha = 2e-5, .beta = 3.5e-10, .gamma = 1.25e-10, .alpha_rndv = 7.5e-5},
+        .large_bytes = 65536, .huge_bytes = 4u << 20}, r;
     ck_assert_int_eq(dpc_tune_write(path, &w, "test"), DPC_OK);
     char err[200];
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
@@ -123,7 +127,8 @@ START_TEST(test_tune_file)
               fabs(r.small.gamma - w.small.gamma) < 1e-17 && fabs(r.large.alpha - w.large.alpha) < 1e-12 &&
               fabs(r.large.beta - w.large.beta) < 1e-17 && r.large_bytes == 65536 &&
               fabs(r.huge.alpha - w.huge.alpha) < 1e-12 && fabs(r.huge.gamma - w.huge.gamma) < 1e-17 &&
-              r.huge_bytes == 4u << 20);
+              r.huge_bytes == 4u << 20 && fabs(r.small.alpha_rndv - 3.5e-6) < 1e-12 &&
+              fabs(r.large.alpha_rndv - 2.25e-5) < 1e-12 && fabs(r.huge.alpha_rndv - 7.5e-5) < 1e-12);
     /* the regime follows the bytes of the call */
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 16383};
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.small);
@@ -140,6 +145,21 @@ START_TEST(test_tune_file)
     ck_assert(r.small.beta == 1e-9 && r.small.alpha == dpc_cost_defaults().alpha &&
               r.large.beta == 1e-9 && r.large_bytes == 0 && r.huge.beta == 1e-9 &&
               r.huge_bytes == 0);
+    /* a file of an older dpcoll_tune (no alpha_rndv): a rendezvous at
+     * DPC_COST_RNDV_ALPHAS of each set's alpha, as it was priced then */
+    f = fopen(path, "w");
+    fprintf(f, "alpha = 1e-6\nalpha_large = 2e-6\nalpha_huge = 4e-6\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    ck_assert(fabs(r.small.alpha_rndv - DPC_COST_RNDV_ALPHAS * 1e-6) < 1e-15 &&
+              fabs(r.large.alpha_rndv - DPC_COST_RNDV_ALPHAS * 2e-6) < 1e-15 &&
+              fabs(r.huge.alpha_rndv - DPC_COST_RNDV_ALPHAS * 4e-6) < 1e-15);
+    /* ... and one with alpha_rndv alone: the other sets take it */
+    f = fopen(path, "w");
+    fprintf(f, "alpha = 1e-6\nalpha_rndv = 3e-6\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    ck_assert(r.small.alpha_rndv == 3e-6 && r.large.alpha_rndv == 3e-6 && r.huge.alpha_rndv == 3e-6);
     f = fopen(path, "w");
     fprintf(f, "alpha = 1e-6\ndelta = 3\n");
     fclose(f);

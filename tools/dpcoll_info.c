@@ -110,16 +110,17 @@ int main(int argc, char **argv)
         printf("  cost model, a job on one node (built in; below %zu B, to %zu B, above):\n",
                one.large_bytes, one.huge_bytes);
         for (int i = 0; i < 3; i++)
-            printf("    alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
-                   o[i]->alpha, o[i]->beta, 1e-9 / o[i]->beta, o[i]->gamma, 1e-9 / o[i]->gamma);
+            printf("    alpha %.3g s (rendezvous %.3g s), beta %.3g s/B (%.3g GB/s), gamma %.3g s/B "
+                   "(%.3g GB/s)\n", o[i]->alpha, o[i]->alpha_rndv, o[i]->beta, 1e-9 / o[i]->beta,
+                   o[i]->gamma, 1e-9 / o[i]->gamma);
     }
     printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file"
                                                   : "built-in defaults, across nodes");
     const dpc_cost_params_t *r[3] = {&cfg.cost.small, &cfg.cost.large, &cfg.cost.huge};
     for (int i = 0; i < (cfg.cost.huge_bytes ? 3 : cfg.cost.large_bytes ? 2 : 1); i++)
-        printf("    %-8s alpha %.3g s, beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
-               !cfg.cost.large_bytes && !cfg.cost.huge_bytes ? "all"
-               : i == 2 ? "huge" : i ? "large" : "small", r[i]->alpha, r[i]->beta,
+        printf("    %-8s alpha %.3g s (rendezvous %.3g s), beta %.3g s/B (%.3g GB/s), gamma %.3g "
+               "s/B (%.3g GB/s)\n", !cfg.cost.large_bytes && !cfg.cost.huge_bytes ? "all"
+               : i == 2 ? "huge" : i ? "large" : "small", r[i]->alpha, r[i]->alpha_rndv, r[i]->beta,
                1e-9 / r[i]->beta, r[i]->gamma, 1e-9 / r[i]->gamma);
     if (cfg.cost.large_bytes)
         printf("    large from %zu bytes\n", cfg.cost.large_bytes);

@@ -3,9 +3,10 @@
  * Under mpiexec it times every algorithm of allreduce, reduce-scatter,
  * allgather and bcast over a range of sizes (forced one by one, medians of
  * repeats, slowest rank), then fits alpha (per message), beta (per byte
- * sent) and gamma (per byte reduced) so that the algorithms' own cost
- * formulas match the measurements: the model is linear in the three
- * constants, so each measurement is one row of a least-squares problem,
+ * sent), gamma (per byte reduced) and alpha_rndv (per message beyond the
+ * mailboxes: UCX's rendezvous) so that the algorithms' own cost formulas
+ * match the measurements: the model is linear in the four constants, so
+ * each measurement is one row of a least-squares problem,
  * weighted by 1/time so that 8 B and 16 MiB count alike; the constants are
  * kept non-negative. Rank 0 writes the tune file (read at MPI_Init through
  * DPCOLL_TUNE_FILE) and prints measured against predicted times.
@@ -26,7 +27,10 @@
 #include "dpc_cost.h"
 #include "dpcoll.h"
 
-typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, a, b, c; } point_t;
+/* a measurement: time t, and the model's coefficient of each constant
+ * (alpha, beta, gamma, alpha_rndv) */
+#define NCONST 4
+typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, k[NCONST]; } point_t;
 
 static int cmpd(const void *x, const void *y)
 {
@@ -78,17 +82,19 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
 
 /* weighted least squares over the columns in mask, on the points whose call
  * bytes are in [lo, hi); returns the residual */
-static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, double x[3])
+static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, double x[NCONST])
 {
-    double A[3][3] = {{0}}, y[3] = {0};
-    int idx[3], k = 0;
-    for (int j = 0; j < 3; j++)
+    double A[NCONST][NCONST] = {{0}}, y[NCONST] = {0};
+    int idx[NCONST], k = 0;
+    for (int j = 0; j < NCONST; j++)
         if (mask & (1 << j))
             idx[k++] = j;
     for (int i = 0; i < n; i++) {
         if (pt[i].cb < lo || pt[i].cb >= hi)
             continue;
-        double r[3] = {pt[i].a / pt[i].t, pt[i].b / pt[i].t, pt[i].c / pt[i].t};
+        double r[NCONST];
+        for (int j = 0; j < NCONST; j++)
+            r[j] = pt[i].k[j] / pt[i].t;
         for (int u = 0; u < k; u++) {
             y[u] += r[idx[u]];
             for (int v = 0; v < k; v++)
@@ -116,7 +122,8 @@ static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, doub
             y[r] -= f * y[c];
         }
     }
-    x[0] = x[1] = x[2] = 0;
+    for (int j = 0; j < NCONST; j++)
+        x[j] = 0;
     for (int u = 0; u < k; u++) {
         x[idx[u]] = y[u] / A[u][u];
         if (x[idx[u]] < 0)
@@ -126,21 +133,40 @@ static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, doub
     for (int i = 0; i < n; i++) {
         if (pt[i].cb < lo || pt[i].cb >= hi)
             continue;
-        double e = (pt[i].a * x[0] + pt[i].b * x[1] + pt[i].c * x[2]) / pt[i].t - 1;
+        double e = -1;
+        for (int j = 0; j < NCONST; j++)
+            e += pt[i].k[j] * x[j] / pt[i].t;
         res += e * e;
     }
     return res;
 }
 
-/* the best non-negative fit over every subset of the three constants */
+/* Does any measurement in [lo, hi) depend on constant j? (Calls below the
+ * mailbox size send no rendezvous message: nothing there says what one
+ * costs.) */
+static bool identified(const point_t *pt, int n, size_t lo, size_t hi, int j)
+{
+    for (int i = 0; i < n; i++)
+        if (pt[i].cb >= lo && pt[i].cb < hi && pt[i].k[j] > 0)
+            return true;
+    return false;
+}
+
+/* the constants as the model's parameters, and back */
+static dpc_cost_params_t params_of(const double x[NCONST])
+{
+    return (dpc_cost_params_t){.alpha = x[0], .beta = x[1], .gamma = x[2], .alpha_rndv = x[3]};
+}
+
+/* the best non-negative fit over every subset of the constants */
 static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, dpc_cost_params_t *c)
 {
-    double best = INFINITY, x[3];
-    for (int mask = 1; mask < 8; mask++) {
+    double best = INFINITY, x[NCONST];
+    for (int mask = 1; mask < (1 << NCONST); mask++) {
         double r = fit(pt, n, lo, hi, mask, x);
         if (r < best) {
             best = r;
-            *c = (dpc_cost_params_t){x[0], x[1], x[2]};
+            *c = params_of(x);
         }
     }
     return best;
@@ -173,9 +199,12 @@ int main(int argc, char **argv)
                 pt[n].bytes = bytes;
                 pt[n].cb = dpc_coll_bytes(&a);
                 pt[n].t = time_call(colls[ci], &a, in, out, reps);
-                pt[n].a = (*al)->cost(&a, &(dpc_cost_params_t){1, 0, 0});
-                pt[n].b = (*al)->cost(&a, &(dpc_cost_params_t){0, 1, 0});
-                pt[n].c = (*al)->cost(&a, &(dpc_cost_params_t){0, 0, 1});
+                for (int j = 0; j < NCONST; j++) {
+                    double unit[NCONST] = {0};
+                    unit[j] = 1;
+                    dpc_cost_params_t u = params_of(unit);
+                    pt[n].k[j] = (*al)->cost(&a, &u);
+                }
                 n++;
             }
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
@@ -204,6 +233,17 @@ int main(int argc, char **argv)
             }
         }
     }
+    /* a set whose calls say nothing of a rendezvous takes the nearest
+     * set's price for one (a call of that size may still send one message
+     * beyond the mailboxes: a bcast of 12 KiB) */
+    size_t lo[3] = {0, m.large_bytes ? m.large_bytes : SIZE_MAX,
+                    m.huge_bytes ? m.huge_bytes : SIZE_MAX};
+    size_t hi[3] = {lo[1], lo[2], SIZE_MAX};
+    dpc_cost_params_t *set[3] = {&m.small, &m.large, &m.huge};
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < 3; s++)
+            if (!identified(pt, n, lo[s], hi[s], 3))
+                set[s]->alpha_rndv = set[s < 2 ? s + 1 : s - 1]->alpha_rndv;
     if (rank == 0) {
         int within = 0;
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
@@ -212,7 +252,8 @@ int main(int argc, char **argv)
             const dpc_cost_params_t *c = m.huge_bytes && pt[i].cb >= m.huge_bytes ? &m.huge
                                        : m.large_bytes && pt[i].cb >= m.large_bytes ? &m.large
                                                                                     : &m.small;
-            double pred = pt[i].a * c->alpha + pt[i].b * c->beta + pt[i].c * c->gamma;
+            double pred = pt[i].k[0] * c->alpha + pt[i].k[1] * c->beta + pt[i].k[2] * c->gamma +
+                          pt[i].k[3] * c->alpha_rndv;
             double e = (pred - pt[i].t) / pt[i].t;
             within += fabs(e) <= 0.30;
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
@@ -224,9 +265,11 @@ int main(int argc, char **argv)
         const dpc_cost_params_t *r[3] = {&m.small, &m.large, &m.huge};
         printf("\n");
         for (int i = 0; i < (m.huge_bytes ? 3 : m.large_bytes ? 2 : 1); i++)
-            printf("%s: alpha = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n",
+            printf("%s: alpha = %.3g s, alpha_rndv = %.3g s, beta = %.3g s/B (%.3g GB/s), "
+                   "gamma = %.3g s/B (%.3g GB/s)\n",
                    !m.large_bytes ? "all sizes" : i == 2 ? "huge calls" : i ? "large calls"
                                                                         : "small calls", r[i]->alpha,
+                   r[i]->alpha_rndv,
                    r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0, r[i]->gamma,
                    r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
         if (m.large_bytes)
