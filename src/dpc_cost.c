@@ -17,12 +17,12 @@ dpc_cost_model_t dpc_cost_model_defaults(void)
 dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
-        /* (refitted with a rendezvous' own alpha and the own block's copy
-         * in the allgather and alltoall formulas: 106 of 112 measurements
-         * within 30%, docs/bench/np2_tune_fit.txt) */
-        .small = {.alpha = 3.81e-7, .beta = 1.45e-10, .gamma = 1.27e-10, .alpha_rndv = 3.41e-6},
-        .large = {.alpha = 3.46e-7, .beta = 2.84e-11, .gamma = 7.87e-11, .alpha_rndv = 3.41e-6},
-        .huge = {.alpha = 0, .beta = 6.58e-11, .gamma = 1.34e-10, .alpha_rndv = 2.01e-6},
+        /* (docs/bench/np2.tune: refitted with a rendezvous' own alpha and
+         * the own block's copy in the allgather and alltoall formulas, 104
+         * of 112 measurements within 30%, np2_tune_fit.txt) */
+        .small = {.alpha = 3.76e-7, .beta = 1.50e-10, .gamma = 1.22e-10, .alpha_rndv = 2.85e-6},
+        .large = {.alpha = 3.79e-7, .beta = 2.77e-11, .gamma = 7.69e-11, .alpha_rndv = 2.85e-6},
+        .huge = {.alpha = 0, .beta = 6.64e-11, .gamma = 1.31e-10, .alpha_rndv = 2.24e-6},
         .large_bytes = 16384, .huge_bytes = 1u << 20};
     return m;
 }

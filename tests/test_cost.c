@@ -92,6 +92,27 @@ START_TEST(test_select)
 }
 END_TEST
 
+START_TEST(test_ties_go_to_the_first)
+{
+    /* at 2 ranks ring and recursive doubling allgather have the same
+     * formula, summed in another order: rounding must not pick the one
+     * registered later (it did at 8, 64, 256 B and 8 KiB with the one-node
+     * model; recursive doubling runs slower there) */
+    dpc_cost_model_t m = dpc_cost_model_one_node();
+    for (size_t n = 1; n <= 16384; n = n * 2 + (n & 1)) {
+        dpc_coll_args_t a = {.coll = DPC_ALLGATHER, .size = 2, .dtype = DPC_BYTE, .count = n,
+                             .seg_bytes = DPC_DEFAULT_SEG_BYTES};
+        const dpc_algo_t *ring = dpc_algo_find(DPC_ALLGATHER, "ring"),
+                         *rd = dpc_algo_find(DPC_ALLGATHER, "recursive_doubling");
+        double tr = dpc_cost_predict(ring, &a, &m), td = dpc_cost_predict(rd, &a, &m);
+        ck_assert_msg(fabs(tr - td) <= 1e-9 * tr, "%zu B: ring %g s, recursive doubling %g s", n,
+                      tr, td);
+        ck_assert_msg(dpc_cost_select_model(&a, &m) != rd, "%zu B a block: recursive doubling "
+                      "picked on a tie", n);
+    }
+}
+END_TEST
+
 START_TEST(test_every_algorithm_has_a_model)
 {
     dpc_cost_params_t c = dpc_cost_defaults();
@@ -181,6 +202,7 @@ int main(void)
     tcase_add_test(tc, test_crossover_p8);
     tcase_add_test(tc, test_crossover_p512);
     tcase_add_test(tc, test_select);
+    tcase_add_test(tc, test_ties_go_to_the_first);
     tcase_add_test(tc, test_every_algorithm_has_a_model);
     tcase_add_test(tc, test_tune_file);
     suite_add_tcase(su, tc);
