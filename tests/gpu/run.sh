@@ -93,6 +93,13 @@ step "the staging pipeline with host reductions (DPCOLL_IPC=0 DPCOLL_DEVICE_REDU
 step "device-buffer tests with host reductions, 2 ranks" 180 \
     env DPCOLL_DEVICE_REDUCE=0 "$mpiexec" -n 2 "$t/test_gpu_coll"
 step "MPI integration (host buffers), 2 ranks" 120 "$mpiexec" -n 2 "$t/test_mpi_nbc"
+# facts for later changes (a probe: it fails only if it crashes): does a
+# host-buffer program get a CUDA context from us, and does the driver's
+# pointer query work on a thread without a context
+if [ -x "$t/probe_ctx" ]; then
+    step "probe: CUDA contexts and pointer queries" 60 bash -o pipefail -c \
+        "'$mpiexec' -n 2 '$t/probe_ctx' 2>&1 | tee '$out/probe_ctx.txt'"
+fi
 if command -v compute-sanitizer >/dev/null 2>&1; then
     step "device reduction kernels under compute-sanitizer (memcheck)" 120 \
         compute-sanitizer --tool memcheck --error-exitcode 9 "$t/test_gpu_reduce"
