@@ -18,8 +18,8 @@
  * Arrays are converted to ints. The int forms' jobs keep pointers to their
  * count arrays until the request is freed, so a nonblocking or persistent
  * job adopts the converted arrays (dpc_tl_adopt, taken by dpc_run); and a
- * nonblocking or persistent call that the int form hands to the MPI
- * library uses the caller's own arrays there (dpc_tl_lc), which live as
+ * nonblocking or persistent reduce-scatter that the int form hands to the
+ * MPI library uses the caller's own counts there (dpc_tl_lc), which live as
  * long as the request, as MPI requires.
  */
 #ifndef DPC_LCOUNT_H
@@ -28,10 +28,12 @@
 #include "shim.h"
 #include <limits.h>
 
+/* (Only the reduce-scatter can be handed to the MPI library after
+ * dpc_enter, for an op or type that is not ours; the data-moving
+ * collectives never are, and their _c forms call the MPI library's _c
+ * form themselves when dpc_enter says so.) */
 typedef struct dpc_lc {
-    MPI_Count sendcount;
-    const MPI_Count *sendcounts, *recvcounts;
-    const MPI_Aint *sdispls, *rdispls;
+    const MPI_Count *recvcounts;
 } dpc_lc_t;
 
 /* The large-count call in progress on this thread (NULL: an int form). */
