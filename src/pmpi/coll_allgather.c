@@ -249,7 +249,7 @@ static int allgather_c(const char *call, const void *sendbuf, MPI_Count sendcoun
                                         recvbuf, v ? 0 : (int)recvcount, ic[0], ic[1], recvtype,
                                         comm, mode, req, v));
         free(mem);
-        dpc_lc_note_pmpi(comm, coll);
+        dpc_lc_note_pmpi(coll);
     }
     return pmpi_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvcounts, displs,
                             recvtype, comm, mode, info, req, v);

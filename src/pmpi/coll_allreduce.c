@@ -179,7 +179,7 @@ static int allreduce_c(const char *call, const void *sendbuf, void *recvbuf, MPI
     if (op == dpc_g.avg_op && op != MPI_OP_NULL)
         return dpc_raise(comm, MPI_ERR_COUNT, "%s: dpcoll_op_avg on more than 2^31-1 elements "
                          "(count %lld)", call, (long long)count);
-    dpc_lc_note_pmpi(comm, DPC_ALLREDUCE);
+    dpc_lc_note_pmpi(DPC_ALLREDUCE);
     switch (mode) {
     case DPC_BLOCKING: return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
     case DPC_NONBLOCKING:

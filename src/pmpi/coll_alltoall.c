@@ -268,7 +268,7 @@ static int alltoall_c(const char *call, const void *sendbuf, MPI_Count sendcount
                                        ic[1], sendtype, recvbuf, v ? 0 : (int)recvcount, ic[2],
                                        ic[3], recvtype, comm, mode, req, v));
         free(mem);
-        dpc_lc_note_pmpi(comm, coll);
+        dpc_lc_note_pmpi(coll);
     }
     return pmpi_alltoall_c(sendbuf, sendcount, sendcounts, sdispls, sendtype, recvbuf, recvcount,
                            recvcounts, rdispls, recvtype, comm, mode, info, req, v);

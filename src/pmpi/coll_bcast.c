@@ -102,7 +102,7 @@ static int bcast_c(const char *call, void *buffer, MPI_Count count, MPI_Datatype
 {
     if (dpc_lc_fits(count))
         return bcast(call, buffer, (int)count, datatype, root, comm, mode, req);
-    dpc_lc_note_pmpi(comm, DPC_BCAST);
+    dpc_lc_note_pmpi(DPC_BCAST);
     switch (mode) {
     case DPC_BLOCKING: return PMPI_Bcast_c(buffer, count, datatype, root, comm);
     case DPC_NONBLOCKING: return PMPI_Ibcast_c(buffer, count, datatype, root, comm, req);

@@ -10,6 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The MPI library's own large-count call of the same form (counts NULL:
+ * block variant). */
+static int pmpi_reduce_scatter_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 const MPI_Count *recvcounts, MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm, dpc_mode_t mode, MPI_Info info, MPI_Request *req)
+{
+    if (recvcounts) {
+        switch (mode) {
+        case DPC_BLOCKING:
+            return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+        case DPC_NONBLOCKING:
+            return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, req);
+        default:
+            return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                                              info, req);
+        }
+    }
+    switch (mode) {
+    case DPC_BLOCKING:
+        return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    case DPC_NONBLOCKING:
+        return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, req);
+    default:
+        return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                                info, req);
+    }
+}
+
 /* The MPI library's own call of the same form (counts NULL: block variant). */
 static int pmpi_reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, int recvcount,
                                const int *recvcounts, MPI_Datatype datatype, MPI_Op op,
@@ -34,12 +62,9 @@ static int pmpi_reduce_scatter(const char *call, const void *sendbuf, void *recv
     }
     /* a large-count call: the caller's counts, which live as long as the
      * request (the ints given here do not) */
-    const MPI_Count *lc = recvcounts && dpc_tl_lc ? dpc_tl_lc->recvcounts : NULL;
-    if (lc && mode == DPC_NONBLOCKING)
-        return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, lc, datatype, op, comm, req);
-    if (lc && mode == DPC_PERSISTENT)
-        return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, lc, datatype, op, comm, MPI_INFO_NULL,
-                                          req);
+    if (recvcounts && dpc_tl_lc && mode != DPC_BLOCKING)
+        return pmpi_reduce_scatter_c(sendbuf, recvbuf, 0, dpc_tl_lc, datatype, op, comm, mode,
+                                     MPI_INFO_NULL, req);
     if (recvcounts) {
         switch (mode) {
         case DPC_BLOCKING: return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
@@ -303,34 +328,15 @@ static int reduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf
     case -1: return err;
     case 1:
         if (recvcounts || dpc_lc_fits(recvcount)) {
-            dpc_lc_t lc = {.recvcounts = recvcounts};
-            return DPC_LC_RUN(&lc, mem,
+            return DPC_LC_RUN(recvcounts, mem,
                               reduce_scatter(call, sendbuf, recvbuf, recvcounts ? 0 : (int)recvcount,
                                              ic[0], datatype, op, comm, mode, req));
         }
         free(mem);
-        dpc_lc_note_pmpi(comm, coll);
+        dpc_lc_note_pmpi(coll);
     }
-    if (recvcounts) {
-        switch (mode) {
-        case DPC_BLOCKING:
-            return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, req);
-        default:
-            return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                                              info, req);
-        }
-    }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, req);
-    default:
-        return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
-                                                info, req);
-    }
+    return pmpi_reduce_scatter_c(sendbuf, recvbuf, recvcount, recvcounts, datatype, op, comm, mode,
+                                 info, req);
 }
 
 DPCOLL_API int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,

@@ -50,7 +50,6 @@
 #include "dpc_log.h"
 #include "ipc.h"
 #include "stage.h"
-#include "lcount.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,15 +175,12 @@ typedef enum { HS_GATHER, HS_MIN, HS_MAX, HS_ALLTOALL } hs_t;
 static int handshake(const dpc_ipc_call_t *x, hs_t kind, const void *mine, int bytes, void *all)
 {
     bool was = dpc_tl_quiet;
-    const dpc_lc_t *lc = dpc_tl_lc;   /* (not a large-count call's) */
     dpc_tl_quiet = true;
-    dpc_tl_lc = NULL;
     int rc = kind == HS_GATHER ? dpc_own_allgather(mine, bytes, all, x->comm, x->call)
              : kind == HS_ALLTOALL
                  ? dpc_own_alltoall(mine, all, x->comm, x->call)
                  : dpc_own_allreduce(all, kind == HS_MIN ? MPI_MIN : MPI_MAX, x->comm, x->call);
     dpc_tl_quiet = was;
-    dpc_tl_lc = lc;
     return rc;
 }
 

@@ -3,7 +3,7 @@
 #include "lcount.h"
 #include <stdlib.h>
 
-DPC_TLS const dpc_lc_t *dpc_tl_lc;
+DPC_TLS const MPI_Count *dpc_tl_lc;
 DPC_TLS void *dpc_tl_adopt;
 
 static long long value(const dpc_lc_array_t *a, int i)
@@ -62,7 +62,7 @@ int dpc_lc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, const dpc_lc_
         return -1;
     }
     if (cv > 0) {
-        dpc_lc_note_pmpi(comm, coll);
+        dpc_lc_note_pmpi(coll);
         return 0;
     }
     return 1;
@@ -76,9 +76,8 @@ int dpc_lc_refuse(MPI_Comm comm, const char *call, const char *arg)
                      "runs every call on the MPI library)", call, arg);
 }
 
-void dpc_lc_note_pmpi(MPI_Comm comm, dpc_coll_t coll)
+void dpc_lc_note_pmpi(dpc_coll_t coll)
 {
-    (void)comm;
     if (!dpc_g.finalizing && dpc_g.world_size)
         dpc_note_pmpi(coll, dpc_g.active ? DPC_WHY_LARGE_COUNT : DPC_WHY_DISABLED);
 }

@@ -28,16 +28,12 @@
 #include "shim.h"
 #include <limits.h>
 
-/* (Only the reduce-scatter can be handed to the MPI library after
- * dpc_enter, for an op or type that is not ours; the data-moving
- * collectives never are, and their _c forms call the MPI library's _c
- * form themselves when dpc_enter says so.) */
-typedef struct dpc_lc {
-    const MPI_Count *recvcounts;
-} dpc_lc_t;
-
-/* The large-count call in progress on this thread (NULL: an int form). */
-extern DPC_TLS const dpc_lc_t *dpc_tl_lc;
+/* The caller's recvcounts of the large-count reduce-scatter in progress on
+ * this thread (NULL: none). Only the reduce-scatter can be handed to the
+ * MPI library after dpc_enter (an op or type that is not ours); the
+ * data-moving collectives never are, and their _c forms call the MPI
+ * library's _c form themselves when dpc_enter says so. */
+extern DPC_TLS const MPI_Count *dpc_tl_lc;
 /* Memory the next nonblocking or persistent job made on this thread takes
  * over (freed with it); dpc_run sets it to NULL when it does. */
 extern DPC_TLS void *dpc_tl_adopt;
@@ -67,7 +63,7 @@ int dpc_lc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, const dpc_lc_
                  int *err);
 
 /* Counts the call as the MPI library's (count beyond int). */
-void dpc_lc_note_pmpi(MPI_Comm comm, dpc_coll_t coll);
+void dpc_lc_note_pmpi(dpc_coll_t coll);
 /* Refuses a per-rank value beyond an int (see the top). */
 int dpc_lc_refuse(MPI_Comm comm, const char *call, const char *arg);
 
