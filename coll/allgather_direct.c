@@ -8,10 +8,9 @@
  *
  * Restrictions: host memory on a transport with one-sided access; any
  * counts and displacements.
- * Cost (n = total bytes gathered): 4 (p-1) alpha + (p-1)/p n beta + n/p beta
- * (the own block's copy, not in place) (equal
- * blocks): two messages and a read per peer
- * (priced as two messages).
+ * Cost (n = total bytes gathered, equal blocks): (p-1) (2 alpha + alpha_get)
+ * + (p-1)/p n beta + n/p beta (the own block's copy, not in place): two
+ * messages and a read per peer.
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
 #include "config.h"
@@ -56,7 +55,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
-    return (2 + DIRECT_OP_ALPHAS) * (p - 1) * c->alpha + (p - 1) / p * n * c->beta +
+    return (p - 1) * (2 * c->alpha + c->alpha_get) + (p - 1) / p * n * c->beta +
            own_copy_cost(a, n / p, c);
 }
 

@@ -21,9 +21,9 @@
  * commutative (each block is reduced in the order own, r+1, r+2, ...; one
  * rank computes each block, so every rank ends with the same bits).
  *
- * Cost (n bytes, S chunks per block): (2 + 4 S)(p-1) alpha
+ * Cost (n bytes, S chunks per block): (p-1) (2 alpha + 2 S alpha_get)
  *   + (p-1)/p n (beta + gamma): two messages, and a read and a write per
- * chunk and peer (each priced as two messages: DIRECT_OP_ALPHAS); the reads
+ * chunk and peer (one-sided: alpha_get each); the reads
  * ride on the reduction (they land in cache), the writes move (p-1)/p n.
  * Messages per rank: (p-1) descriptors of two regions and (p-1) "done";
  * the data move by reads and writes, which are not sends.
@@ -62,7 +62,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (2 + 2 * DIRECT_OP_ALPHAS * S) * (p - 1) * c->alpha +
+    return (p - 1) * (2 * c->alpha + 2 * S * c->alpha_get) +
            (p - 1) / p * n * (c->beta + c->gamma);
 }
 

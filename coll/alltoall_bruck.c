@@ -7,8 +7,9 @@
  *
  * Restrictions: equal counts only (a rank relays other ranks' blocks, whose
  * sizes it would not know for alltoallv). Cost (b bytes per block):
- *   ceil(log2 p) alpha + ceil(log2 p) p/2 b beta + 3 p b gamma (rotations
- *   and packing). Wins for small blocks and many ranks.
+ *   ceil(log2 p) alpha + ceil(log2 p) p/2 b beta + 3 p b beta (rotations
+ *   and packing: copies, priced as the copy of a byte sent is). Wins for
+ *   small blocks and many ranks.
  * Bytes sent by rank r, exactly: b times, summed over steps d = 2^k < p, the
  *   number of positions i in [0, p) with bit d set.
  */
@@ -86,7 +87,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, b = (double)(a->count * elsize(a)), L = log2_ceil(a->size);
-    return L * msg_alpha(c, p / 2 * b) + L * p / 2 * b * c->beta + 3 * p * b * c->gamma;
+    return L * msg_alpha(c, p / 2 * b) + L * p / 2 * b * c->beta + 3 * p * b * c->beta;
 }
 
 const dpc_algo_t dpc_algo_alltoall_bruck = {

@@ -10,7 +10,7 @@
  * Restrictions: host memory on a transport with one-sided access; equal
  * counts (a rank does not know where a peer keeps its block in alltoallv:
  * send displacements are each rank's own).
- * Cost (n = bytes each rank receives): 4 (p-1) alpha + (p-1)/p n beta + n/p
+ * Cost (n = bytes each rank receives): (p-1) (2 alpha + alpha_get) + (p-1)/p n beta + n/p
  * beta (the own block's copy, not in place).
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
@@ -60,7 +60,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a)) * p;
-    return (2 + DIRECT_OP_ALPHAS) * (p - 1) * c->alpha + (p - 1) / p * n * c->beta +
+    return (p - 1) * (2 * c->alpha + c->alpha_get) + (p - 1) / p * n * c->beta +
            own_copy_cost(a, n / p, c);
 }
 

@@ -26,7 +26,7 @@
  * rank returns while another may still touch its buffer.
  *
  * Restrictions: host memory on a transport with one-sided access.
- * Cost (n bytes): (p-1) (2 + DIRECT_OP_ALPHAS) alpha + the larger of the
+ * Cost (n bytes): (p-1) (2 alpha + alpha_get) + the larger of the
  *   root's and another rank's copying: (p-1)/p n beta when balanced,
  *   (p-1) n beta when the root writes all.
  * Messages: the root 2 (p-1) (descriptors, "done"), every other rank 2.
@@ -85,7 +85,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     size_t n = a->count * elsize(a), tail = p > 1 ? tail_bytes(n, p) : 0;
     /* the slower of the root (p-1 writes) and the others (one read) */
     double root = (double)(p - 1) * (double)tail, other = (double)(n - tail);
-    return (p - 1) * (2 + DIRECT_OP_ALPHAS) * c->alpha + (root > other ? root : other) * c->beta;
+    return (p - 1) * (2 * c->alpha + c->alpha_get) + (root > other ? root : other) * c->beta;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -60,9 +60,8 @@ dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *
 dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
 
 /* A read or write of another process's memory is a system call that pins
- * the pages it touches: priced as two messages (measured on one node: a
- * small one costs about what two small messages do). */
-#define DIRECT_OP_ALPHAS 2.0
+ * the pages it touches, not a message: it costs alpha_get (fitted by
+ * dpcoll_tune: about 0.45 us on one node, 1.4 mailbox messages). */
 
 /* Messages and bytes each rank sends: to every peer, nreg descriptors in
  * one message and a "done" (nothing when the call moves no data, or p = 1). */

@@ -11,9 +11,9 @@
  * Restrictions: host memory on a transport with one-sided reads; any
  * counts; op commutative (order own, r+1, r+2, ...).
  *
- * Cost (n = total input bytes, S chunks per block): (2 + 2 S)(p-1) alpha
- *   + (p-1)/p n gamma: two messages and a read per chunk and peer (priced
- * as two messages); the reads ride on the reduction, nothing is sent but
+ * Cost (n = total input bytes, S chunks per block): (p-1) (2 alpha +
+ *   S alpha_get) + (p-1)/p n gamma: two messages and a read per chunk and
+ * peer; the reads ride on the reduction, nothing is sent but
  * descriptors and notices.
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
@@ -62,7 +62,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (2 + DIRECT_OP_ALPHAS * S) * (p - 1) * c->alpha + (p - 1) / p * n * c->gamma;
+    return (p - 1) * (2 * c->alpha + S * c->alpha_get) + (p - 1) / p * n * c->gamma;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -68,6 +68,18 @@ DPCOLL_API MPI_Datatype dpcoll_type_bfloat16(void);
  * the last one or for an unknown collective. */
 DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i);
 
+/* The cost model's predicted time, in seconds, of one call on comm with
+ * `algorithm` ("auto" or NULL: the one the model picks), as libdpcoll
+ * prices it (comm's size and transport, the constants in effect). count is
+ * as the MPI call takes it: allreduce and bcast the whole vector,
+ * reduce_scatter_block, allgather and alltoall one rank's block, of
+ * datatype (reductions priced as a sum). Negative when the algorithm does
+ * not apply to the call, an argument is wrong, or libdpcoll is not active.
+ * Local, except the first time libdpcoll meets comm (as in its first
+ * collective there, every rank of comm must then make the call). */
+DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, int count,
+                                 MPI_Datatype datatype, MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -72,6 +72,16 @@ typedef struct dpc_cost_params {
      * receiver's kernel copy), dearer than a mailbox record and fitted on
      * its own by dpcoll_tune (coll/coll_util.h, msg_alpha) */
     double alpha_rndv;
+    /* seconds per call, whatever the algorithm (entering the shim, choosing,
+     * building or replaying the schedule, completing it): the same for every
+     * algorithm, so it never changes a choice, but without it the model
+     * prices a 2-message call at twice a 1-message one (dpcoll_tune fits
+     * it; predictions add it: dpc_cost_of) */
+    double alpha_call;
+    /* seconds per one-sided read or write of a peer's memory (the direct
+     * algorithms; on one node a process_vm_readv/writev system call): no
+     * message, no handshake, dearer than a mailbox record */
+    double alpha_get;
 } dpc_cost_params_t;
 
 /* Restrictions an algorithm states about its inputs. */

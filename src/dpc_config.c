@@ -156,58 +156,61 @@ static int algo_index(const dpc_algo_t *al)
     return -1;
 }
 
+/* The shared settings' layout in the packed form. */
+enum {
+    SH_DISABLE, SH_TIMEOUT, SH_SEG, SH_ONE_SIDED, SH_TUNE_FILE, SH_DEVICE_REDUCE, SH_SHM,
+    SH_SHM_MAX, SH_IPC, SH_IPC_MIN,
+    SH_FORCE,                                   /* DPC_COLL_COUNT of them */
+    SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
+    SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
+    SH_END = SH_COST + DPC_COST_SETS * DPC_COST_NFIELDS
+};
+_Static_assert(SH_END == DPC_CONFIG_SHARED_INTS, "DPC_CONFIG_SHARED_INTS is the packed length");
+
 void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
 {
-    v[0] = cfg->disable;
-    v[1] = (long long)(cfg->timeout_s * 1000);
-    v[2] = (long long)cfg->seg_bytes;
-    /* the cost constants decide the algorithm: bit for bit the same */
-    const double d[6] = {cfg->cost.small.alpha, cfg->cost.small.beta, cfg->cost.small.gamma,
-                         cfg->cost.large.alpha, cfg->cost.large.beta, cfg->cost.large.gamma};
-    memcpy(&v[3], d, sizeof(d));
-    v[9] = (long long)cfg->cost.large_bytes;
+    v[SH_DISABLE] = cfg->disable;
+    v[SH_TIMEOUT] = (long long)(cfg->timeout_s * 1000);
+    v[SH_SEG] = (long long)cfg->seg_bytes;
+    v[SH_ONE_SIDED] = cfg->one_sided;
+    v[SH_TUNE_FILE] = cfg->tune_file[0] != 0;   /* constants from a file */
+    v[SH_DEVICE_REDUCE] = cfg->device_reduce;
+    v[SH_SHM] = cfg->shm;
+    v[SH_SHM_MAX] = (long long)cfg->shm_max;
+    v[SH_IPC] = cfg->ipc;
+    v[SH_IPC_MIN] = (long long)cfg->ipc_min;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
-        v[10 + c] = algo_index(cfg->force[c]);
-    v[10 + DPC_COLL_COUNT] = cfg->one_sided;
-    const double h[3] = {cfg->cost.huge.alpha, cfg->cost.huge.beta, cfg->cost.huge.gamma};
-    memcpy(&v[11 + DPC_COLL_COUNT], h, sizeof(h));
-    v[14 + DPC_COLL_COUNT] = (long long)cfg->cost.huge_bytes;
-    v[15 + DPC_COLL_COUNT] = cfg->tune_file[0] != 0;   /* constants from a file */
-    v[16 + DPC_COLL_COUNT] = cfg->device_reduce;
-    v[17 + DPC_COLL_COUNT] = cfg->shm;
-    v[18 + DPC_COLL_COUNT] = (long long)cfg->shm_max;
-    v[19 + DPC_COLL_COUNT] = cfg->ipc;
-    v[20 + DPC_COLL_COUNT] = (long long)cfg->ipc_min;
-    const double r[3] = {cfg->cost.small.alpha_rndv, cfg->cost.large.alpha_rndv,
-                         cfg->cost.huge.alpha_rndv};
-    memcpy(&v[21 + DPC_COLL_COUNT], r, sizeof(r));
+        v[SH_FORCE + c] = algo_index(cfg->force[c]);
+    /* the cost constants decide the algorithm: bit for bit the same */
+    dpc_cost_model_t m = cfg->cost;
+    for (int i = 0; i < DPC_COST_SETS; i++) {
+        v[SH_FROM + i] = (long long)m.from[i];
+        for (int f = 0; f < DPC_COST_NFIELDS; f++)
+            memcpy(&v[SH_COST + i * DPC_COST_NFIELDS + f], dpc_cost_field(&m.set[i], f),
+                   sizeof(double));
+    }
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
 {
-    cfg->disable = v[0] != 0;
-    cfg->timeout_s = (double)v[1] / 1000;
-    cfg->seg_bytes = (size_t)v[2];
-    double d[6];
-    memcpy(d, &v[3], sizeof(d));
-    double r[3];
-    memcpy(r, &v[21 + DPC_COLL_COUNT], sizeof(r));
-    cfg->cost.small = (dpc_cost_params_t){.alpha = d[0], .beta = d[1], .gamma = d[2], .alpha_rndv = r[0]};
-    cfg->cost.large = (dpc_cost_params_t){.alpha = d[3], .beta = d[4], .gamma = d[5], .alpha_rndv = r[1]};
-    cfg->cost.large_bytes = (size_t)v[9];
+    cfg->disable = v[SH_DISABLE] != 0;
+    cfg->timeout_s = (double)v[SH_TIMEOUT] / 1000;
+    cfg->seg_bytes = (size_t)v[SH_SEG];
+    cfg->one_sided = v[SH_ONE_SIDED] != 0;
+    cfg->device_reduce = v[SH_DEVICE_REDUCE] != 0;
+    cfg->shm = v[SH_SHM] != 0;
+    cfg->shm_max = (size_t)v[SH_SHM_MAX];
+    cfg->ipc = v[SH_IPC] != 0;
+    cfg->ipc_min = (size_t)v[SH_IPC_MIN];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
-        cfg->force[c] = v[10 + c] >= 0 ? dpc_algos()[v[10 + c]] : NULL;
-    cfg->one_sided = v[10 + DPC_COLL_COUNT] != 0;
-    double h[3];
-    memcpy(h, &v[11 + DPC_COLL_COUNT], sizeof(h));
-    cfg->cost.huge = (dpc_cost_params_t){.alpha = h[0], .beta = h[1], .gamma = h[2], .alpha_rndv = r[2]};
-    cfg->cost.huge_bytes = (size_t)v[14 + DPC_COLL_COUNT];
-    cfg->device_reduce = v[16 + DPC_COLL_COUNT] != 0;
-    cfg->shm = v[17 + DPC_COLL_COUNT] != 0;
-    cfg->shm_max = (size_t)v[18 + DPC_COLL_COUNT];
-    cfg->ipc = v[19 + DPC_COLL_COUNT] != 0;
-    cfg->ipc_min = (size_t)v[20 + DPC_COLL_COUNT];
-    if (!v[15 + DPC_COLL_COUNT])
+        cfg->force[c] = v[SH_FORCE + c] >= 0 ? dpc_algos()[v[SH_FORCE + c]] : NULL;
+    for (int i = 0; i < DPC_COST_SETS; i++) {
+        cfg->cost.from[i] = (size_t)v[SH_FROM + i];
+        for (int f = 0; f < DPC_COST_NFIELDS; f++)
+            memcpy(dpc_cost_field(&cfg->cost.set[i], f), &v[SH_COST + i * DPC_COST_NFIELDS + f],
+                   sizeof(double));
+    }
+    if (!v[SH_TUNE_FILE])
         cfg->tune_file[0] = 0;
     else if (!cfg->tune_file[0])
         snprintf(cfg->tune_file, sizeof(cfg->tune_file), "(rank 0's)");
@@ -221,7 +224,10 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         return DPC_ERR_ARG;
     }
     dpc_cost_model_t t = dpc_cost_model_defaults();
-    double large[3] = {-1, -1, -1}, huge[3] = {-1, -1, -1}, rndv[3] = {-1, -1, -1};
+    double given[DPC_COST_SETS][DPC_COST_NFIELDS];   /* < 0: not in the file */
+    for (int i = 0; i < DPC_COST_SETS; i++)
+        for (int k = 0; k < DPC_COST_NFIELDS; k++)
+            given[i][k] = -1;
     char line[256];
     int lineno = 0, seen = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -234,25 +240,28 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         int n = sscanf(line, " %31[a-z_] = %lf", key, &val);
         if (n <= 0)
             continue;     /* blank or comment */
-        double *dst = !strcmp(key, "alpha") ? &t.small.alpha : !strcmp(key, "beta") ? &t.small.beta
-                    : !strcmp(key, "gamma") ? &t.small.gamma : !strcmp(key, "alpha_large") ? &large[0]
-                    : !strcmp(key, "beta_large") ? &large[1] : !strcmp(key, "gamma_large") ? &large[2]
-                    : !strcmp(key, "alpha_huge") ? &huge[0] : !strcmp(key, "beta_huge") ? &huge[1]
-                    : !strcmp(key, "gamma_huge") ? &huge[2] : !strcmp(key, "alpha_rndv") ? &rndv[0]
-                    : !strcmp(key, "alpha_rndv_large") ? &rndv[1]
-                    : !strcmp(key, "alpha_rndv_huge") ? &rndv[2] : NULL;
-        bool is_huge = !strcmp(key, "huge_bytes");
-        bool is_bytes = is_huge || !strcmp(key, "large_bytes");
-        if (n != 2 || (!dst && !is_bytes) || !(val >= 0) || (dst && val > 1)) {
-            snprintf(err, errlen, "line %d: expected 'alpha|alpha_rndv|beta|gamma[_large|_huge] = "
-                     "seconds' or 'large_bytes|huge_bytes = bytes'", lineno);
+        double *dst = NULL;
+        int from = 0;     /* a threshold: its set */
+        for (int i = 0; i < DPC_COST_SETS && !dst && !from; i++) {
+            char name[32];
+            for (int k = 0; k < DPC_COST_NFIELDS && !dst; k++) {
+                snprintf(name, sizeof(name), "%s%s", dpc_cost_fields[k].key, dpc_cost_set_suffix[i]);
+                if (!strcmp(key, name))
+                    dst = &given[i][k];
+            }
+            snprintf(name, sizeof(name), "%s_bytes", dpc_cost_set_name[i]);
+            if (i > 0 && !strcmp(key, name))
+                from = i;
+        }
+        if (n != 2 || (!dst && !from) || !(val >= 0) || (dst && val > 1)) {
+            snprintf(err, errlen, "line %d: expected 'alpha|alpha_rndv|alpha_get|alpha_call|beta|"
+                     "gamma[_large|_huge|_memory] = seconds' or "
+                     "'large_bytes|huge_bytes|memory_bytes = bytes'", lineno);
             fclose(f);
             return DPC_ERR_ARG;
         }
-        if (is_huge)
-            t.huge_bytes = (size_t)val;
-        else if (is_bytes)
-            t.large_bytes = (size_t)val;
+        if (from)
+            t.from[from] = (size_t)val;
         else
             *dst = val;
         seen++;
@@ -262,21 +271,28 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         snprintf(err, errlen, "no constants in it");
         return DPC_ERR_ARG;
     }
-    t.large.alpha = large[0] >= 0 ? large[0] : t.small.alpha;
-    t.large.beta = large[1] >= 0 ? large[1] : t.small.beta;
-    t.large.gamma = large[2] >= 0 ? large[2] : t.small.gamma;
-    t.huge.alpha = huge[0] >= 0 ? huge[0] : t.large.alpha;
-    t.huge.beta = huge[1] >= 0 ? huge[1] : t.large.beta;
-    t.huge.gamma = huge[2] >= 0 ? huge[2] : t.large.gamma;
-    /* alpha_rndv like the others (_large: the small one's, _huge: the large
-     * one's); a file with none of them (an older dpcoll_tune's) prices a
-     * rendezvous at DPC_COST_RNDV_ALPHAS of each set's alpha, as then */
-    bool any = rndv[0] >= 0 || rndv[1] >= 0 || rndv[2] >= 0;
-    t.small.alpha_rndv = rndv[0] >= 0 ? rndv[0] : DPC_COST_RNDV_ALPHAS * t.small.alpha;
-    t.large.alpha_rndv = rndv[1] >= 0 ? rndv[1] : any ? t.small.alpha_rndv
-                                                      : DPC_COST_RNDV_ALPHAS * t.large.alpha;
-    t.huge.alpha_rndv = rndv[2] >= 0 ? rndv[2] : any ? t.large.alpha_rndv
-                                                     : DPC_COST_RNDV_ALPHAS * t.huge.alpha;
+    /* A constant left out of a set is the previous set's (the small set's:
+     * the default). One priced in alphas that the file names in no set at
+     * all (an older dpcoll_tune's file) is that many of each set's own
+     * alpha, as the model priced it then. */
+    for (int k = 0; k < DPC_COST_NFIELDS; k++) {
+        double alphas = dpc_cost_fields[k].alphas;
+        bool any = false;
+        for (int i = 0; i < DPC_COST_SETS; i++)
+            any |= given[i][k] >= 0;
+        for (int i = 0; i < DPC_COST_SETS; i++) {
+            dpc_cost_params_t *set = &t.set[i];
+            double *v = dpc_cost_field(set, k);
+            if (given[i][k] >= 0)
+                *v = given[i][k];
+            else if (alphas >= 0 && !any)
+                *v = alphas * set->alpha;   /* (alpha comes first: already this set's) */
+            else if (i > 0)
+                *v = *dpc_cost_field(&t.set[i - 1], k);
+            else if (alphas >= 0)
+                *v = alphas * set->alpha;
+        }
+    }
     *m = t;
     return DPC_OK;
 }
@@ -286,19 +302,19 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
     FILE *f = fopen(path, "w");
     if (!f)
         return DPC_ERR_ARG;
-    const dpc_cost_params_t *r[3] = {&m->small, &m->large, &m->huge};
-    static const char *const sfx[3] = {"", "_large", "_huge"};
+    dpc_cost_model_t t = *m;
     fprintf(f, "# libdpcoll cost model constants (DPCOLL_TUNE_FILE)\n# %s\n", comment);
-    for (int i = 0; i < 3; i++)
-        fprintf(f, "alpha%s = %.6e   # seconds per message\n"
-                   "alpha_rndv%s = %.6e   # seconds per message beyond the mailboxes (rendezvous)\n"
-                   "beta%s = %.6e    # seconds per byte sent (%.3g GB/s)\n"
-                   "gamma%s = %.6e   # seconds per byte reduced (%.3g GB/s)\n",
-                sfx[i], r[i]->alpha, sfx[i], r[i]->alpha_rndv, sfx[i], r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0,
-                sfx[i], r[i]->gamma, r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
-    fprintf(f, "large_bytes = %zu   # calls moving this many bytes or more use the _large set\n",
-            m->large_bytes);
-    fprintf(f, "huge_bytes = %zu   # ... and this many or more the _huge set (0: none)\n",
-            m->huge_bytes);
+    for (int i = 0; i < DPC_COST_SETS; i++)
+        for (int k = 0; k < DPC_COST_NFIELDS; k++) {
+            double v = *dpc_cost_field(&t.set[i], k);
+            fprintf(f, "%s%s = %.6e   # %s", dpc_cost_fields[k].key, dpc_cost_set_suffix[i], v,
+                    dpc_cost_fields[k].what);
+            if (k == 1 || k == 2)   /* per byte: also as a rate */
+                fprintf(f, " (%.3g GB/s)", v > 0 ? 1e-9 / v : 0);
+            fprintf(f, "\n");
+        }
+    for (int i = 1; i < DPC_COST_SETS; i++)
+        fprintf(f, "%s_bytes = %zu   # calls moving this many bytes or more use the %s set%s\n",
+                dpc_cost_set_name[i], m->from[i], dpc_cost_set_suffix[i], i > 1 ? " (0: none)" : "");
     return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

@@ -54,16 +54,16 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (24 + DPC_COLL_COUNT)
+#define DPC_CONFIG_SHARED_INTS (10 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS))
 
-/* Tune files: "key = value" lines; alpha, beta, gamma (seconds per message,
- * per byte sent, per byte reduced) for calls below large_bytes,
- * alpha_large, beta_large, gamma_large from there up, and the _huge ones
- * from huge_bytes up; alpha_rndv[_large|_huge], seconds per message beyond
- * the mailboxes; '#' starts a comment. Keys left out keep their defaults
- * (the _large ones: the small ones' values; the _huge ones: the large
- * ones'; with no alpha_rndv key at all, DPC_COST_RNDV_ALPHAS of each set's
- * alpha). */
+/* Tune files: "key = value" lines; '#' starts a comment. Per set of
+ * constants (dpc_cost_fields: alpha, beta, gamma, alpha_rndv, alpha_get,
+ * alpha_call), KEY for calls below large_bytes, KEY_large from there up,
+ * KEY_huge from huge_bytes up, KEY_memory from memory_bytes up (a threshold
+ * left out or 0: no such set). A key left out of a set keeps the previous
+ * set's value (the small set's: the default); alpha_rndv, alpha_get and
+ * alpha_call named in no set at all (an older file) are
+ * DPC_COST_RNDV_ALPHAS, DPC_COST_GET_ALPHAS and 0 alphas of each set. */
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen);
 dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const char *comment);
 void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v);

@@ -1,29 +1,58 @@
 #include "config.h"
 #include "dpc_cost.h"
+#include <stddef.h>
+
+const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS] = {
+    {"alpha", offsetof(dpc_cost_params_t, alpha), -1, "seconds per message"},
+    {"beta", offsetof(dpc_cost_params_t, beta), -1, "seconds per byte sent"},
+    {"gamma", offsetof(dpc_cost_params_t, gamma), -1, "seconds per byte reduced"},
+    {"alpha_rndv", offsetof(dpc_cost_params_t, alpha_rndv), DPC_COST_RNDV_ALPHAS,
+     "seconds per message beyond the mailboxes (rendezvous)"},
+    {"alpha_get", offsetof(dpc_cost_params_t, alpha_get), DPC_COST_GET_ALPHAS,
+     "seconds per one-sided read or write of a peer's memory"},
+    {"alpha_call", offsetof(dpc_cost_params_t, alpha_call), 0,
+     "seconds per call, whatever the algorithm"},
+};
 
 dpc_cost_params_t dpc_cost_defaults(void)
 {
     return (dpc_cost_params_t){.alpha = 10e-6, .beta = 1.0 / 10e9, .gamma = 1.0 / 5e9,
-                               .alpha_rndv = DPC_COST_RNDV_ALPHAS * 10e-6};
+                               .alpha_rndv = DPC_COST_RNDV_ALPHAS * 10e-6,
+                               .alpha_get = DPC_COST_GET_ALPHAS * 10e-6};
 }
+
+const char *const dpc_cost_set_suffix[DPC_COST_SETS] = {"", "_large", "_huge", "_memory"};
+const char *const dpc_cost_set_name[DPC_COST_SETS] = {"small", "large", "huge", "memory"};
 
 dpc_cost_model_t dpc_cost_model_defaults(void)
 {
-    dpc_cost_model_t m = {.small = dpc_cost_defaults(), .large = dpc_cost_defaults(),
-                          .huge = dpc_cost_defaults()};
+    dpc_cost_model_t m = {.from = {0}};
+    for (int i = 0; i < DPC_COST_SETS; i++)
+        m.set[i] = dpc_cost_defaults();
     return m;
+}
+
+int dpc_cost_nsets(const dpc_cost_model_t *m)
+{
+    int n = 1;
+    for (int i = 1; i < DPC_COST_SETS; i++)
+        n += m->from[i] != 0;
+    return n;
 }
 
 dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
-        /* (docs/bench/np2.tune: refitted with a rendezvous' own alpha and
-         * the own block's copy in the allgather and alltoall formulas, 104
-         * of 112 measurements within 30%, np2_tune_fit.txt) */
-        .small = {.alpha = 3.76e-7, .beta = 1.50e-10, .gamma = 1.22e-10, .alpha_rndv = 2.85e-6},
-        .large = {.alpha = 3.79e-7, .beta = 2.77e-11, .gamma = 7.69e-11, .alpha_rndv = 2.85e-6},
-        .huge = {.alpha = 0, .beta = 6.64e-11, .gamma = 1.31e-10, .alpha_rndv = 2.24e-6},
-        .large_bytes = 16384, .huge_bytes = 1u << 20};
+        /* (docs/bench/np2.tune, to 4 digits; np2_tune_fit.txt) */
+        .set = {{.alpha = 2.185e-7, .beta = 2.425e-10, .gamma = 2.418e-10, .alpha_rndv = 2.483e-6,
+                 .alpha_get = 8.979e-7, .alpha_call = 1.778e-7},
+                {.alpha = 4.477e-7, .beta = 3.029e-11, .gamma = 8.979e-11, .alpha_rndv = 2.483e-6,
+                 .alpha_get = 2.184e-7, .alpha_call = 3.833e-7},
+                {.alpha = 0, .beta = 6.880e-11, .gamma = 1.333e-10, .alpha_rndv = 3.496e-7,
+                 .alpha_get = 2.036e-6, .alpha_call = 0},
+                {.alpha = 0, .beta = 9.206e-11, .gamma = 1.535e-10, .alpha_rndv = 0,
+                 .alpha_get = 8.944e-6, .alpha_call = 0}},
+        .from = {0, 2048, 2u << 20, 16u << 20}};
     return m;
 }
 
@@ -43,14 +72,20 @@ size_t dpc_coll_bytes(const dpc_coll_args_t *a)
 const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a)
 {
     size_t n = dpc_coll_bytes(a);
-    if (m->huge_bytes && n >= m->huge_bytes)
-        return &m->huge;
-    return m->large_bytes && n >= m->large_bytes ? &m->large : &m->small;
+    int i = DPC_COST_SETS - 1;
+    while (i > 0 && !(m->from[i] && n >= m->from[i]))
+        i--;
+    return &m->set[i];
+}
+
+double dpc_cost_of(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    return c->alpha_call + al->cost(a, c);
 }
 
 double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m)
 {
-    return al->cost(a, dpc_cost_regime(m, a));
+    return dpc_cost_of(al, a, dpc_cost_regime(m, a));
 }
 
 const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m)

@@ -12,17 +12,45 @@ dpc_cost_params_t dpc_cost_defaults(void);
  * without alpha_rndv): this many alphas (a request to send, an answer and
  * the kernel copy between). */
 #define DPC_COST_RNDV_ALPHAS 5.0
+/* A one-sided read or write, when nothing says otherwise: two alphas. */
+#define DPC_COST_GET_ALPHAS 2.0
 
-/* A machine model: one set of constants for calls below large_bytes, one
- * from there up, and one from huge_bytes up (small messages and large ones
- * take different protocols in UCX, eager copies against rendezvous; and
- * calls whose data no longer fit in the caches run at memory's speed, not
- * cache's: no single alpha, beta and gamma fit all three). A threshold of 0
- * turns its regime off. */
+/* The constants of a set by name (tune files, agreeing them across ranks):
+ * alpha, beta, gamma, then those that, when a file names none of them,
+ * are `alphas` times the set's alpha (alpha_rndv, alpha_get; alpha_call
+ * 0). */
+typedef struct dpc_cost_field {
+    const char *key;
+    size_t off;          /* in dpc_cost_params_t */
+    double alphas;       /* < 0: a constant of its own */
+    const char *what;    /* for the file's comments */
+} dpc_cost_field_t;
+#define DPC_COST_NFIELDS 6
+extern const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS];
+static inline double *dpc_cost_field(dpc_cost_params_t *c, int i)
+{
+    return (double *)((char *)c + dpc_cost_fields[i].off);
+}
+
+/* A machine model: up to four sets of constants, by the bytes of the call:
+ * set 0 ("small") below from[1], set 1 ("large") from from[1] up, set 2
+ * ("huge") from from[2] up, set 3 ("memory") from from[3] up. Small
+ * messages and large ones take different protocols (eager copies through
+ * the mailboxes against rendezvous), data that fit in a core's cache move
+ * faster than data in the shared cache, and those faster than data that
+ * come from memory: no single alpha, beta and gamma fit all four. A
+ * threshold of 0 turns its set off; the thresholds grow with the index. */
+#define DPC_COST_SETS 4
 typedef struct dpc_cost_model {
-    dpc_cost_params_t small, large, huge;
-    size_t large_bytes, huge_bytes;
+    dpc_cost_params_t set[DPC_COST_SETS];
+    size_t from[DPC_COST_SETS];   /* from[0] is 0 */
 } dpc_cost_model_t;
+/* The sets' names: tune-file key suffixes ("", "_large", "_huge",
+ * "_memory") and thresholds ("large_bytes" ...), and for people. */
+extern const char *const dpc_cost_set_suffix[DPC_COST_SETS];
+extern const char *const dpc_cost_set_name[DPC_COST_SETS];
+/* How many sets are on: 1 + the thresholds that are set. */
+int dpc_cost_nsets(const dpc_cost_model_t *m);
 
 dpc_cost_model_t dpc_cost_model_defaults(void);
 /* Defaults for a job on one node (shared memory): dpcoll_tune's fit on a
@@ -33,6 +61,9 @@ dpc_cost_model_t dpc_cost_model_one_node(void);
  * the regime. */
 size_t dpc_coll_bytes(const dpc_coll_args_t *a);
 const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a);
+/* Predicted time of one algorithm under one set of constants: its formula
+ * plus the per-call constant. */
+double dpc_cost_of(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_params_t *c);
 /* Predicted time of one algorithm under the model. */
 double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m);
 const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m);

@@ -50,12 +50,16 @@ START_TEST(test_shared_settings_travel)
     root.ipc = false;
     root.ipc_min = 12345;
     root.device_reduce = false;
-    root.cost.large.alpha_rndv = 2.5e-6;   /* the model decides the algorithm */
+    root.cost.set[1].alpha_rndv = 2.5e-6;   /* the model decides the algorithm */
+    root.cost.set[2].alpha_get = 7e-7;
+    root.cost.from[2] = 1u << 22;
     long long v[DPC_CONFIG_SHARED_INTS];
     dpc_config_pack_shared(&root, v);
     dpc_config_unpack_shared(&other, v);
-    ck_assert(other.cost.large.alpha_rndv == 2.5e-6);
-    ck_assert(other.cost.small.alpha_rndv == root.cost.small.alpha_rndv);
+    ck_assert(other.cost.set[1].alpha_rndv == 2.5e-6);
+    ck_assert(other.cost.set[0].alpha_rndv == root.cost.set[0].alpha_rndv);
+    ck_assert(other.cost.set[2].alpha_get == 7e-7 && other.cost.from[2] == 1u << 22);
+    ck_assert(!memcmp(&other.cost, &root.cost, sizeof(root.cost)));
     ck_assert(!other.ipc);
     ck_assert_uint_eq(other.ipc_min, 12345);
     ck_assert(!other.device_reduce);
@@ -67,7 +71,9 @@ START_TEST(test_shared_settings_travel)
     other.ipc = false;
     other.ipc_min = 12345;
     other.device_reduce = false;
-    other.cost.large.alpha_rndv = 2.5e-6;
+    other.cost.set[1].alpha_rndv = 2.5e-6;
+    other.cost.set[2].alpha_get = 7e-7;
+    other.cost.from[2] = 1u << 22;
     dpc_config_pack_shared(&other, w);
     ck_assert(memcmp(v, w, sizeof(v)) == 0);
 }

@@ -137,50 +137,83 @@ START_TEST(test_tune_file)
     ck_assert_int_ge(fd, 0);
     close(fd);
     dpc_cost_model_t w = {
-        .small = {.alpha = 1.25e-6, .beta = 8.5e-11, .gamma = 4e-11, .alpha_rndv = 3.5e-6},
-        .large = {.alpha = 9e-6, .beta = 1.5e-10, .gamma = 6e-11, .alpha_rndv = 2.25e-5},
-        .huge = {.alpha = 2e-5, .beta = 3.5e-10, .gamma = 1.25e-10, .alpha_rndv = 7.5e-5},
-        .large_bytes = 65536, .huge_bytes = 4u << 20}, r;
+        .set[0] = {.alpha = 1.25e-6, .beta = 8.5e-11, .gamma = 4e-11, .alpha_rndv = 3.5e-6,
+                  .alpha_get = 1.5e-6, .alpha_call = 2.5e-7},
+        .set[1] = {.alpha = 9e-6, .beta = 1.5e-10, .gamma = 6e-11, .alpha_rndv = 2.25e-5,
+                  .alpha_get = 4.5e-6, .alpha_call = 5e-7},
+        .set[2] = {.alpha = 2e-5, .beta = 3.5e-10, .gamma = 1.25e-10, .alpha_rndv = 7.5e-5,
+                  .alpha_get = 8.5e-6, .alpha_call = 0},
+        .set[3] = {.alpha = 3e-5, .beta = 7.5e-10, .gamma = 2.5e-10, .alpha_rndv = 9.5e-5,
+                  .alpha_get = 1.5e-5, .alpha_call = 1e-7},
+        .from[1] = 65536, .from[2] = 4u << 20, .from[3] = 32u << 20}, r;
     ck_assert_int_eq(dpc_tune_write(path, &w, "test"), DPC_OK);
     char err[200];
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
-    ck_assert(fabs(r.small.alpha - w.small.alpha) < 1e-12 && fabs(r.small.beta - w.small.beta) < 1e-17 &&
-              fabs(r.small.gamma - w.small.gamma) < 1e-17 && fabs(r.large.alpha - w.large.alpha) < 1e-12 &&
-              fabs(r.large.beta - w.large.beta) < 1e-17 && r.large_bytes == 65536 &&
-              fabs(r.huge.alpha - w.huge.alpha) < 1e-12 && fabs(r.huge.gamma - w.huge.gamma) < 1e-17 &&
-              r.huge_bytes == 4u << 20 && fabs(r.small.alpha_rndv - 3.5e-6) < 1e-12 &&
-              fabs(r.large.alpha_rndv - 2.25e-5) < 1e-12 && fabs(r.huge.alpha_rndv - 7.5e-5) < 1e-12);
+    ck_assert(fabs(r.set[0].alpha - w.set[0].alpha) < 1e-12 && fabs(r.set[0].beta - w.set[0].beta) < 1e-17 &&
+              fabs(r.set[0].gamma - w.set[0].gamma) < 1e-17 && fabs(r.set[1].alpha - w.set[1].alpha) < 1e-12 &&
+              fabs(r.set[1].beta - w.set[1].beta) < 1e-17 && r.from[1] == 65536 &&
+              fabs(r.set[2].alpha - w.set[2].alpha) < 1e-12 && fabs(r.set[2].gamma - w.set[2].gamma) < 1e-17 &&
+              r.from[2] == 4u << 20 && fabs(r.set[0].alpha_rndv - 3.5e-6) < 1e-12 &&
+              fabs(r.set[1].alpha_rndv - 2.25e-5) < 1e-12 && fabs(r.set[2].alpha_rndv - 7.5e-5) < 1e-12);
+    ck_assert(fabs(r.set[0].alpha_get - 1.5e-6) < 1e-12 && fabs(r.set[1].alpha_get - 4.5e-6) < 1e-12 &&
+              fabs(r.set[2].alpha_get - 8.5e-6) < 1e-12 && fabs(r.set[0].alpha_call - 2.5e-7) < 1e-13 &&
+              fabs(r.set[1].alpha_call - 5e-7) < 1e-13 && r.set[2].alpha_call == 0);
+    ck_assert(r.from[3] == 32u << 20 && fabs(r.set[3].beta - 7.5e-10) < 1e-17 &&
+              fabs(r.set[3].alpha_get - 1.5e-5) < 1e-12 && fabs(r.set[3].alpha_call - 1e-7) < 1e-13);
     /* the regime follows the bytes of the call */
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 16383};
-    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.small);
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[0]);
     a.count = 16384;
-    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.large);
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[1]);
     a.count = (4u << 20) / sizeof(float) - 1;
-    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.large);
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[1]);
     a.count++;
-    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.huge);
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[2]);
+    a.count = (32u << 20) / sizeof(float);
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[3]);
+    ck_assert_int_eq(dpc_cost_nsets(&r), 4);
     FILE *f = fopen(path, "w");
     fprintf(f, "# only beta\nbeta = 1e-9\n");
     fclose(f);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
-    ck_assert(r.small.beta == 1e-9 && r.small.alpha == dpc_cost_defaults().alpha &&
-              r.large.beta == 1e-9 && r.large_bytes == 0 && r.huge.beta == 1e-9 &&
-              r.huge_bytes == 0);
+    ck_assert(r.set[0].beta == 1e-9 && r.set[0].alpha == dpc_cost_defaults().alpha &&
+              r.set[1].beta == 1e-9 && r.from[1] == 0 && r.set[2].beta == 1e-9 &&
+              r.from[2] == 0);
     /* a file of an older dpcoll_tune (no alpha_rndv): a rendezvous at
      * DPC_COST_RNDV_ALPHAS of each set's alpha, as it was priced then */
     f = fopen(path, "w");
     fprintf(f, "alpha = 1e-6\nalpha_large = 2e-6\nalpha_huge = 4e-6\n");
     fclose(f);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
-    ck_assert(fabs(r.small.alpha_rndv - DPC_COST_RNDV_ALPHAS * 1e-6) < 1e-15 &&
-              fabs(r.large.alpha_rndv - DPC_COST_RNDV_ALPHAS * 2e-6) < 1e-15 &&
-              fabs(r.huge.alpha_rndv - DPC_COST_RNDV_ALPHAS * 4e-6) < 1e-15);
+    ck_assert(fabs(r.set[0].alpha_rndv - DPC_COST_RNDV_ALPHAS * 1e-6) < 1e-15 &&
+              fabs(r.set[1].alpha_rndv - DPC_COST_RNDV_ALPHAS * 2e-6) < 1e-15 &&
+              fabs(r.set[2].alpha_rndv - DPC_COST_RNDV_ALPHAS * 4e-6) < 1e-15);
+    /* ... likewise a one-sided read (no alpha_get), and no per-call cost */
+    ck_assert(fabs(r.set[0].alpha_get - DPC_COST_GET_ALPHAS * 1e-6) < 1e-15 &&
+              fabs(r.set[1].alpha_get - DPC_COST_GET_ALPHAS * 2e-6) < 1e-15 &&
+              fabs(r.set[2].alpha_get - DPC_COST_GET_ALPHAS * 4e-6) < 1e-15);
+    ck_assert(r.set[0].alpha_call == 0 && r.set[1].alpha_call == 0 && r.set[2].alpha_call == 0);
     /* ... and one with alpha_rndv alone: the other sets take it */
     f = fopen(path, "w");
     fprintf(f, "alpha = 1e-6\nalpha_rndv = 3e-6\n");
     fclose(f);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
-    ck_assert(r.small.alpha_rndv == 3e-6 && r.large.alpha_rndv == 3e-6 && r.huge.alpha_rndv == 3e-6);
+    ck_assert(r.set[0].alpha_rndv == 3e-6 && r.set[1].alpha_rndv == 3e-6 && r.set[2].alpha_rndv == 3e-6);
+    /* (and a set without its own alpha_call takes the one before's) */
+    f = fopen(path, "w");
+    fprintf(f, "alpha = 1e-6\nalpha_call = 2e-7\nalpha_call_huge = 0\nlarge_bytes = 4096\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    ck_assert(r.set[0].alpha_call == 2e-7 && r.set[1].alpha_call == 2e-7 && r.set[2].alpha_call == 0);
+    /* a prediction is the formula plus the call's constant, which never
+     * changes the choice */
+    dpc_coll_args_t b = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 64,
+                         .op = DPC_OP_SUM};
+    const dpc_algo_t *picked = dpc_cost_select_model(&b, &r);
+    ck_assert(fabs(dpc_cost_predict(picked, &b, &r) - (2e-7 + picked->cost(&b, &r.set[0]))) < 1e-15);
+    dpc_cost_model_t none = r;
+    none.set[0].alpha_call = 0;
+    ck_assert_ptr_eq(dpc_cost_select_model(&b, &none), picked);
     f = fopen(path, "w");
     fprintf(f, "alpha = 1e-6\ndelta = 3\n");
     fclose(f);

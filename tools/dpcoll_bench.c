@@ -15,6 +15,12 @@
  *
  * algbw = bytes / time; busbw = algbw x 2(p-1)/p for allreduce, (p-1)/p for
  * reduce-scatter, allgather and all-to-all, 1 for bcast (nccl-tests).
+ *
+ * model(us) is the cost model's prediction for the row (dpcoll_predict: the
+ * constants in effect, DPCOLL_TUNE_FILE's or the built-in ones), and each
+ * collective ends with how many of its algorithms' rows the model put
+ * within 30% of the measured time: a check of the model on measurements it
+ * was not fitted to (dpcoll_tune fits its own).
  */
 #include "config.h"
 #include "warmup.h"
@@ -30,6 +36,8 @@
 enum { C_ALLREDUCE, C_RS, C_ALLGATHER, C_BCAST, C_ALLTOALL, NC };
 static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "alltoall"};
 static int rank, size;
+/* what counts as the model predicting a row */
+#define MODEL_TOLERANCE 0.30
 
 typedef struct bufs {
     float *in, *out, *ref;
@@ -72,12 +80,20 @@ static int run(int c, int native, bufs_t *b, size_t count, float *out)
     case C_ALLGATHER:
         return (native ? PMPI_Allgather : MPI_Allgather)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
     case C_BCAST:
-        if (rank == 0)
-            memcpy(out, b->in, sizeof(float) * count);
         return (native ? PMPI_Bcast : MPI_Bcast)(out, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
     default:
         return (native ? PMPI_Alltoall : MPI_Alltoall)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
     }
+}
+
+/* Before each call, untimed: a bcast's root fills its buffer with the input
+ * (the others' buffers are overwritten by the call itself). It used to be
+ * done inside the timed call, which added a copy of the whole buffer to both
+ * sides' times (a third of a 16 MiB bcast's). */
+static void refill(int c, bufs_t *b, size_t count, float *out)
+{
+    if (c == C_BCAST && rank == 0)
+        memcpy(out, b->in, sizeof(float) * count);
 }
 
 static size_t out_elems(int c, size_t count)
@@ -105,6 +121,7 @@ static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, doub
     int warm = warmup_calls(out_elems(c, count) * sizeof(float), 3);
     for (int side = 0; side < 2; side++)
         for (int k = 0; k < warm; k++) {
+            refill(c, b, count, side ? b->ref : b->out);
             sync_with(side);
             run(c, side, b, count, side ? b->ref : b->out);
         }
@@ -114,6 +131,7 @@ static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, doub
     while (done[0] < reps || done[1] < reps)
         for (int side = 0; side < 2; side++) {
             for (int k = 0; k < batch && done[side] < reps; k++) {
+                refill(c, b, count, side ? b->ref : b->out);
                 sync_with(side);
                 double t0 = MPI_Wtime();
                 run(c, side, b, count, side ? b->ref : b->out);
@@ -137,7 +155,9 @@ static long wrong(int c, bufs_t *b, size_t count)
     size_t n = out_elems(c, count);
     for (size_t i = 0; i < n; i++)
         b->out[i] = b->ref[i] = -12345.f;
+    refill(c, b, count, b->out);
     run(c, 0, b, count, b->out);
+    refill(c, b, count, b->ref);
     run(c, 1, b, count, b->ref);
     long w = 0, all = 0;
     for (size_t i = 0; i < n; i++)
@@ -215,19 +235,20 @@ int main(int argc, char **argv)
     FILE *fc = csv && rank == 0 ? fopen(csv, "w") : NULL;
     if (fc)
         fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
-                    "native_us,native_busbw_GBs,speedup\n");
+                    "native_us,native_busbw_GBs,speedup,model_us\n");
     if (rank == 0 && !quiet)
         printf("# dpcoll_bench: %d ranks, float, sum; medians of %d repeats (slowest rank); "
                "native = the MPI library's own collective, same buffers, same run\n", size, reps);
     double logsum[NC] = {0};
-    int nlog[NC] = {0};
+    int nlog[NC] = {0}, model_rows = 0, model_within = 0;
     for (int c = 0; c < NC; c++) {
         if (!use[c])
             continue;
         if (rank == 0 && !quiet)
-            printf("\n# %s\n%12s %10s %6s %-19s %11s %8s %8s %7s %11s %8s %8s\n", cname[c], "size(B)",
-                   "count", "type", "algorithm", "time(us)", "algbw", "busbw", "#wrong",
-                   "native(us)", "busbw", "speedup");
+            printf("\n# %s\n%12s %10s %6s %-19s %11s %10s %8s %8s %7s %11s %8s %8s\n", cname[c],
+                   "size(B)", "count", "type", "algorithm", "time(us)", "model(us)", "algbw", "busbw",
+                   "#wrong", "native(us)", "busbw", "speedup");
+        int rows = 0, within = 0;
         for (size_t bytes = minb; bytes <= maxb; bytes *= (size_t)factor) {
             size_t count, nbytes;
             shape(c, bytes, &count, &nbytes);
@@ -251,6 +272,11 @@ int main(int argc, char **argv)
                 }
                 double ours, nat;
                 measure(c, &b, count, r, &ours, &nat);
+                double model = dpcoll_predict(cname[c], algo, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+                if (ai >= 0 && model > 0) {
+                    rows++;
+                    within += fabs(model - ours) <= MODEL_TOLERANCE * ours;
+                }
                 double alg = (double)nbytes / ours / 1e9, bus = alg * bus_factor(c);
                 double nbus = (double)nbytes / nat / 1e9 * bus_factor(c);
                 if (ai < 0) {
@@ -258,18 +284,28 @@ int main(int argc, char **argv)
                     nlog[c]++;
                 }
                 if (rank == 0 && !quiet)
-                    printf("%12zu %10zu %6s %-19s %11.2f %8.3f %8.3f %7ld %11.2f %8.3f %7.2fx\n", nbytes,
-                           count, "float", shown, ours * 1e6, alg, bus, w, nat * 1e6, nbus, nat / ours);
+                    printf("%12zu %10zu %6s %-19s %11.2f %10.2f %8.3f %8.3f %7ld %11.2f %8.3f %7.2fx\n",
+                           nbytes, count, "float", shown, ours * 1e6, model * 1e6, alg, bus, w,
+                           nat * 1e6, nbus, nat / ours);
                 if (fc)
-                    fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f\n", cname[c], size,
-                            nbytes, count, shown, ours * 1e6, alg, bus, w, nat * 1e6, nbus, nat / ours);
+                    fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f,%.3f\n", cname[c],
+                            size, nbytes, count, shown, ours * 1e6, alg, bus, w, nat * 1e6, nbus,
+                            nat / ours, model * 1e6);
             }
             dpcoll_set_algorithm(cname[c], "auto");
         }
         if (rank == 0 && !quiet && nlog[c])
             printf("# %s: geometric mean speedup of auto over native: %.2fx\n", cname[c],
                    exp(logsum[c] / nlog[c]));
+        if (rank == 0 && !quiet && rows)
+            printf("# %s: the model within %.0f%% of the measured time on %d of %d algorithm rows\n",
+                   cname[c], MODEL_TOLERANCE * 100, within, rows);
+        model_rows += rows;
+        model_within += within;
     }
+    if (rank == 0 && !quiet && model_rows)
+        printf("\n# the cost model within %.0f%% of the measured time on %d of %d algorithm rows\n",
+               MODEL_TOLERANCE * 100, model_within, model_rows);
     if (fc)
         fclose(fc);
     if (plot && csv && rank == 0) {

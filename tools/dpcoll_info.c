@@ -32,6 +32,20 @@ static void transports(void)
     uct_release_component_list(comps);
 }
 
+/* Each set of constants that is on, from which size. */
+static void print_model(dpc_cost_model_t m)
+{
+    int n = dpc_cost_nsets(&m);
+    for (int i = 0; i < n; i++) {
+        const dpc_cost_params_t *c = &m.set[i];
+        printf("    %-6s from %10zu B: call %.3g s, alpha %.3g s (rendezvous %.3g s, one-sided %.3g s), "
+               "beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
+               n == 1 ? "all" : dpc_cost_set_name[i], m.from[i], c->alpha_call, c->alpha,
+               c->alpha_rndv, c->alpha_get, c->beta, c->beta > 0 ? 1e-9 / c->beta : 0, c->gamma,
+               c->gamma > 0 ? 1e-9 / c->gamma : 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -105,26 +119,11 @@ int main(int argc, char **argv)
     /* without a tune file, a job on one node uses the one-node constants
      * (MPI_Init finds out where the processes are); show those too */
     if (!cfg.tune_file[0]) {
-        dpc_cost_model_t one = dpc_cost_model_one_node();
-        const dpc_cost_params_t *o[3] = {&one.small, &one.large, &one.huge};
-        printf("  cost model, a job on one node (built in; below %zu B, to %zu B, above):\n",
-               one.large_bytes, one.huge_bytes);
-        for (int i = 0; i < 3; i++)
-            printf("    alpha %.3g s (rendezvous %.3g s), beta %.3g s/B (%.3g GB/s), gamma %.3g s/B "
-                   "(%.3g GB/s)\n", o[i]->alpha, o[i]->alpha_rndv, o[i]->beta, 1e-9 / o[i]->beta,
-                   o[i]->gamma, 1e-9 / o[i]->gamma);
+        printf("  cost model, a job on one node (built in):\n");
+        print_model(dpc_cost_model_one_node());
     }
     printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file"
                                                   : "built-in defaults, across nodes");
-    const dpc_cost_params_t *r[3] = {&cfg.cost.small, &cfg.cost.large, &cfg.cost.huge};
-    for (int i = 0; i < (cfg.cost.huge_bytes ? 3 : cfg.cost.large_bytes ? 2 : 1); i++)
-        printf("    %-8s alpha %.3g s (rendezvous %.3g s), beta %.3g s/B (%.3g GB/s), gamma %.3g "
-               "s/B (%.3g GB/s)\n", !cfg.cost.large_bytes && !cfg.cost.huge_bytes ? "all"
-               : i == 2 ? "huge" : i ? "large" : "small", r[i]->alpha, r[i]->alpha_rndv, r[i]->beta,
-               1e-9 / r[i]->beta, r[i]->gamma, 1e-9 / r[i]->gamma);
-    if (cfg.cost.large_bytes)
-        printf("    large from %zu bytes\n", cfg.cost.large_bytes);
-    if (cfg.cost.huge_bytes)
-        printf("    huge from %zu bytes\n", cfg.cost.huge_bytes);
+    print_model(cfg.cost);
     return 0;
 }

@@ -2,13 +2,15 @@
  * dpcoll_tune: measure this machine and fit the cost model's constants.
  * Under mpiexec it times every algorithm of allreduce, reduce-scatter,
  * allgather and bcast over a range of sizes (forced one by one, medians of
- * repeats, slowest rank), then fits alpha (per message), beta (per byte
- * sent), gamma (per byte reduced) and alpha_rndv (per message beyond the
- * mailboxes: UCX's rendezvous) so that the algorithms' own cost formulas
- * match the measurements: the model is linear in the four constants, so
- * each measurement is one row of a least-squares problem,
+ * repeats, slowest rank), then fits alpha_call (per call), alpha (per
+ * message), alpha_rndv (per message beyond the mailboxes: UCX's
+ * rendezvous), alpha_get (per one-sided read or write), beta (per byte
+ * sent) and gamma (per byte reduced) so that the algorithms' own cost
+ * formulas match the measurements: the model is linear in the six
+ * constants, so each measurement is one row of a least-squares problem,
  * weighted by 1/time so that 8 B and 16 MiB count alike; the constants are
- * kept non-negative. Rank 0 writes the tune file (read at MPI_Init through
+ * kept non-negative; up to four sets of them, for calls of different sizes
+ * (dpc_cost_model_t). Rank 0 writes the tune file (read at MPI_Init through
  * DPCOLL_TUNE_FILE) and prints measured against predicted times.
  *
  * One node means one set of constants (shared memory); across nodes the
@@ -28,9 +30,11 @@
 #include "dpcoll.h"
 
 /* a measurement: time t, and the model's coefficient of each constant
- * (alpha, beta, gamma, alpha_rndv) */
-#define NCONST 4
+ * (alpha, beta, gamma, alpha_rndv, alpha_call, alpha_get) */
+#define NCONST 6
 typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, k[NCONST]; } point_t;
+/* what counts as the model predicting a measurement */
+#define TOLERANCE 0.30
 
 static int cmpd(const void *x, const void *y)
 {
@@ -80,8 +84,18 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
     return mx;
 }
 
-/* weighted least squares over the columns in mask, on the points whose call
- * bytes are in [lo, hi); returns the residual */
+/* the model's relative error at a point with constants x */
+static double rel_error(const point_t *p, const double x[NCONST])
+{
+    double e = -1;
+    for (int j = 0; j < NCONST; j++)
+        e += p->k[j] * x[j] / p->t;
+    return e;
+}
+
+/* least squares over the columns in mask, on the points whose call bytes
+ * are in [lo, hi), each row scaled by 1/t (relative errors); returns the
+ * residual */
 static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, double x[NCONST])
 {
     double A[NCONST][NCONST] = {{0}}, y[NCONST] = {0};
@@ -133,10 +147,7 @@ static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, doub
     for (int i = 0; i < n; i++) {
         if (pt[i].cb < lo || pt[i].cb >= hi)
             continue;
-        double e = -1;
-        for (int j = 0; j < NCONST; j++)
-            e += pt[i].k[j] * x[j] / pt[i].t;
-        res += e * e;
+        res += rel_error(&pt[i], x) * rel_error(&pt[i], x);
     }
     return res;
 }
@@ -155,10 +166,13 @@ static bool identified(const point_t *pt, int n, size_t lo, size_t hi, int j)
 /* the constants as the model's parameters, and back */
 static dpc_cost_params_t params_of(const double x[NCONST])
 {
-    return (dpc_cost_params_t){.alpha = x[0], .beta = x[1], .gamma = x[2], .alpha_rndv = x[3]};
+    return (dpc_cost_params_t){.alpha = x[0], .beta = x[1], .gamma = x[2], .alpha_rndv = x[3],
+                               .alpha_call = x[4], .alpha_get = x[5]};
 }
 
-/* the best non-negative fit over every subset of the constants */
+/* the best non-negative fit over every subset of the constants (a plain
+ * squared error: Cauchy-weighted refits, tried, left as many points beyond
+ * 30%, with other splits) */
 static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, dpc_cost_params_t *c)
 {
     double best = INFINITY, x[NCONST];
@@ -179,22 +193,24 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     const char *out_path = argc > 1 ? argv[1] : "dpcoll.tune";
-    size_t maxb = 16u << 20;
+    size_t maxb = 64u << 20;
     float *in = malloc(maxb + 64), *out = malloc(maxb * (size_t)p + 64);
     for (size_t i = 0; i < maxb / sizeof(float); i++)
         in[i] = (float)(i % 7);
     memset(out, 0, maxb * (size_t)p + 64);
     static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST};
-    point_t *pt = calloc(256, sizeof(point_t));
+    enum { MAXPT = 512 };
+    point_t *pt = calloc(MAXPT, sizeof(point_t));
     int n = 0;
     for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
         for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
             if ((*al)->coll != colls[ci])
                 continue;
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), (*al)->name);
-            for (size_t bytes = 8; bytes <= maxb && n < 256; bytes *= 8) {
+            /* every power of two (the sizes dpcoll_bench -f 2 checks the model at) */
+            for (size_t bytes = 8; bytes <= maxb && n < MAXPT; bytes *= 2) {
                 dpc_coll_args_t a = args_for(colls[ci], p, bytes);
-                int reps = bytes >= (1u << 20) ? 5 : 25;
+                int reps = bytes >= (1u << 20) ? 9 : bytes >= (32u << 10) ? 51 : 201;
                 pt[n].al = *al;
                 pt[n].bytes = bytes;
                 pt[n].cb = dpc_coll_bytes(&a);
@@ -203,79 +219,96 @@ int main(int argc, char **argv)
                     double unit[NCONST] = {0};
                     unit[j] = 1;
                     dpc_cost_params_t u = params_of(unit);
-                    pt[n].k[j] = (*al)->cost(&a, &u);
+                    pt[n].k[j] = dpc_cost_of(*al, &a, &u);
                 }
                 n++;
             }
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
         }
-    /* one regime, two, or three, split at the thresholds that fit best
-     * (the third for calls whose data outgrow the caches) */
-    dpc_cost_model_t m = {.large_bytes = 0};
-    double best = best_fit(pt, n, 0, SIZE_MAX, &m.small);
-    m.large = m.huge = m.small;
-    static const size_t splits[] = {4096, 16384, 65536, 262144, 1u << 20, 4u << 20};
-    const int ns = (int)(sizeof(splits) / sizeof(splits[0]));
-    for (int i = 0; i < ns; i++) {
-        dpc_cost_params_t s1, s2, s3;
-        double r = best_fit(pt, n, 0, splits[i], &s1) + best_fit(pt, n, splits[i], SIZE_MAX, &s2);
-        if (r < best) {
-            best = r;
-            m = (dpc_cost_model_t){.small = s1, .large = s2, .huge = s2, .large_bytes = splits[i]};
+    /* one set of constants, or two, three or four, split at the thresholds
+     * that fit best (small messages; data in a core's cache; in the shared
+     * cache; from memory). Each range between two candidate thresholds is
+     * fitted once; a set must span at least MIN_SIZES sizes, so that no set
+     * is fitted to a single size's measurements. */
+    enum { NB = 17, MIN_SIZES = 3 };
+    size_t bound[NB + 1];
+    int nb = 0;
+    bound[nb++] = 0;
+    for (size_t t = 2048; t <= (32u << 20); t *= 2)
+        bound[nb++] = t;
+    bound[nb++] = SIZE_MAX;
+    static double res[NB + 1][NB + 1];
+    static dpc_cost_params_t par[NB + 1][NB + 1];
+    for (int i = 0; i < nb; i++)
+        for (int j = i + 1; j < nb; j++) {
+            int sizes = 0;   /* distinct sizes of call in [bound i, bound j) */
+            for (size_t b = 8; b <= maxb; b *= 2)
+                sizes += b >= bound[i] && b < bound[j];
+            res[i][j] = sizes >= MIN_SIZES ? best_fit(pt, n, bound[i], bound[j], &par[i][j])
+                                           : INFINITY;
         }
-        for (int k = i + 1; k < ns; k++) {
-            r = best_fit(pt, n, 0, splits[i], &s1) + best_fit(pt, n, splits[i], splits[k], &s2) +
-                best_fit(pt, n, splits[k], SIZE_MAX, &s3);
-            if (r < best) {
-                best = r;
-                m = (dpc_cost_model_t){.small = s1, .large = s2, .huge = s3,
-                                       .large_bytes = splits[i], .huge_bytes = splits[k]};
+    dpc_cost_model_t m = {.from = {0}};
+    int cut[DPC_COST_SETS + 1] = {0, nb - 1}, ncut = 1;   /* the best split: bound indices */
+    double best = res[0][nb - 1];
+    for (int x = 1; x < nb - 1; x++) {
+        if (res[0][x] + res[x][nb - 1] < best) {
+            best = res[0][x] + res[x][nb - 1];
+            ncut = 2, cut[1] = x, cut[2] = nb - 1;
+        }
+        for (int y = x + 1; y < nb - 1; y++) {
+            if (res[0][x] + res[x][y] + res[y][nb - 1] < best) {
+                best = res[0][x] + res[x][y] + res[y][nb - 1];
+                ncut = 3, cut[1] = x, cut[2] = y, cut[3] = nb - 1;
             }
+            for (int z = y + 1; z < nb - 1; z++)
+                if (res[0][x] + res[x][y] + res[y][z] + res[z][nb - 1] < best) {
+                    best = res[0][x] + res[x][y] + res[y][z] + res[z][nb - 1];
+                    ncut = 4, cut[1] = x, cut[2] = y, cut[3] = z, cut[4] = nb - 1;
+                }
         }
     }
+    for (int i = 0; i < ncut; i++) {
+        m.set[i] = par[cut[i]][cut[i + 1]];
+        m.from[i] = i ? bound[cut[i]] : 0;
+    }
+    for (int i = ncut; i < DPC_COST_SETS; i++)
+        m.set[i] = m.set[ncut - 1];
     /* a set whose calls say nothing of a rendezvous takes the nearest
      * set's price for one (a call of that size may still send one message
      * beyond the mailboxes: a bcast of 12 KiB) */
-    size_t lo[3] = {0, m.large_bytes ? m.large_bytes : SIZE_MAX,
-                    m.huge_bytes ? m.huge_bytes : SIZE_MAX};
-    size_t hi[3] = {lo[1], lo[2], SIZE_MAX};
-    dpc_cost_params_t *set[3] = {&m.small, &m.large, &m.huge};
     for (int pass = 0; pass < 2; pass++)
-        for (int s = 0; s < 3; s++)
-            if (!identified(pt, n, lo[s], hi[s], 3))
-                set[s]->alpha_rndv = set[s < 2 ? s + 1 : s - 1]->alpha_rndv;
+        for (int i = 0; i < ncut; i++)
+            if (ncut > 1 && !identified(pt, n, bound[cut[i]], bound[cut[i + 1]], 3))
+                m.set[i].alpha_rndv = m.set[i + 1 < ncut ? i + 1 : i - 1].alpha_rndv;
     if (rank == 0) {
         int within = 0;
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
                "model us", "error");
         for (int i = 0; i < n; i++) {
-            const dpc_cost_params_t *c = m.huge_bytes && pt[i].cb >= m.huge_bytes ? &m.huge
-                                       : m.large_bytes && pt[i].cb >= m.large_bytes ? &m.large
-                                                                                    : &m.small;
+            int k = ncut - 1;
+            while (k > 0 && pt[i].cb < m.from[k])
+                k--;
+            const dpc_cost_params_t *c = &m.set[k];
             double pred = pt[i].k[0] * c->alpha + pt[i].k[1] * c->beta + pt[i].k[2] * c->gamma +
-                          pt[i].k[3] * c->alpha_rndv;
+                          pt[i].k[3] * c->alpha_rndv + pt[i].k[4] * c->alpha_call +
+                          pt[i].k[5] * c->alpha_get;
             double e = (pred - pt[i].t) / pt[i].t;
-            within += fabs(e) <= 0.30;
+            within += fabs(e) <= TOLERANCE;
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
                    pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred * 1e6, e * 100);
         }
         char comment[160];
         snprintf(comment, sizeof(comment), "fitted by dpcoll_tune on %d ranks; %d of %d measurements "
                  "within 30%% of the model", p, within, n);
-        const dpc_cost_params_t *r[3] = {&m.small, &m.large, &m.huge};
         printf("\n");
-        for (int i = 0; i < (m.huge_bytes ? 3 : m.large_bytes ? 2 : 1); i++)
-            printf("%s: alpha = %.3g s, alpha_rndv = %.3g s, beta = %.3g s/B (%.3g GB/s), "
-                   "gamma = %.3g s/B (%.3g GB/s)\n",
-                   !m.large_bytes ? "all sizes" : i == 2 ? "huge calls" : i ? "large calls"
-                                                                        : "small calls", r[i]->alpha,
-                   r[i]->alpha_rndv,
-                   r[i]->beta, r[i]->beta > 0 ? 1e-9 / r[i]->beta : 0, r[i]->gamma,
-                   r[i]->gamma > 0 ? 1e-9 / r[i]->gamma : 0);
-        if (m.large_bytes)
-            printf("large calls: %zu bytes and up\n", m.large_bytes);
-        if (m.huge_bytes)
-            printf("huge calls: %zu bytes and up\n", m.huge_bytes);
+        for (int i = 0; i < ncut; i++) {
+            const dpc_cost_params_t *c = &m.set[i];
+            printf("%s calls, from %zu bytes: alpha_call = %.3g s, alpha = %.3g s, alpha_rndv = %.3g s, "
+                   "alpha_get = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n",
+                   ncut == 1 ? "all" : dpc_cost_set_name[i], m.from[i], c->alpha_call, c->alpha,
+                   c->alpha_rndv, c->alpha_get, c->beta, c->beta > 0 ? 1e-9 / c->beta : 0, c->gamma,
+                   c->gamma > 0 ? 1e-9 / c->gamma : 0);
+        }
         printf("%d of %d measurements within 30%% of the model\n", within, n);
         if (dpc_tune_write(out_path, &m, comment) == DPC_OK)
             printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);

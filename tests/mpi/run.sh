@@ -128,6 +128,9 @@ echo "== a bcast root running ahead of the others: memory stays flat, 2 ranks"
 mpi 2 "$misc" flood || fail=1
 echo "== dup/collective/free cycles, 2 ranks"
 mpi 2 "$misc" cycles || fail=1
+echo "== dpcoll_predict: the algorithm a call runs has the lowest prediction (2 and 4 ranks)"
+mpi 2 "$misc" predict || fail=1
+mpi 4 "$misc" predict || fail=1
 echo "== MPI_THREAD_MULTIPLE, 2 ranks"
 mpi 2 "$misc" threads || fail=1
 echo "== DPCOLL_TIMEOUT=2, rank 0 absent, 3 ranks"

@@ -3,7 +3,8 @@
  * communicator's error handler, a message naming the call and argument, the
  * communicator still usable), timeouts that name the ranks waited for,
  * communicator dup/free cycles that leave memory flat, MPI_THREAD_MULTIPLE,
- * DPCOLL_DISABLE, large-count calls beyond int. The mode is argv[1]; tests/mpi/run.sh runs each.
+ * DPCOLL_DISABLE, large-count calls beyond int, dpcoll_predict against the
+ * algorithms calls run. The mode is argv[1]; tests/mpi/run.sh runs each.
  */
 #include "config.h"
 #include <pthread.h>
@@ -453,6 +454,89 @@ START_TEST(test_flood)
 }
 END_TEST
 
+/* One call of a collective on n floats (count as dpcoll_predict takes it). */
+static void call_coll(const char *coll, int n, float *in, float *out)
+{
+    if (!strcmp(coll, "allreduce"))
+        MPI_Allreduce(in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "reduce_scatter_block"))
+        MPI_Reduce_scatter_block(in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "allgather"))
+        MPI_Allgather(in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "bcast"))
+        MPI_Bcast(out, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    else
+        MPI_Alltoall(in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
+}
+
+/* dpcoll_predict prices a call as the engine does: the algorithm a real
+ * call runs is the one whose prediction is lowest (so the arguments it
+ * builds are the engine's: a count in the wrong unit, another op or the
+ * one-sided flag left out would make the two disagree at some size), "auto"
+ * is that one's time, and wrong input gives a negative value. */
+START_TEST(test_predict)
+{
+    static const char *colls[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
+                                  "alltoall"};
+    enum { MAXN = 1 << 20 };
+    float *in = calloc((size_t)MAXN * (size_t)t_size, sizeof(float));
+    float *out = calloc((size_t)MAXN * (size_t)t_size, sizeof(float));
+    for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
+        for (int n = 1; n <= MAXN; n *= 4) {
+            call_coll(colls[ci], n, in, out);
+            const char *ran = dpcoll_last_algorithm(), *best = NULL;
+            double best_t = 0;
+            for (int i = 0; dpcoll_algorithm_name(colls[ci], i); i++) {
+                const char *al = dpcoll_algorithm_name(colls[ci], i);
+                double t = dpcoll_predict(colls[ci], al, n, MPI_FLOAT, MPI_COMM_WORLD);
+                if (t >= 0 && (!best || t < best_t * (1 - 1e-9))) {
+                    best = al;
+                    best_t = t;
+                }
+            }
+            double aut = dpcoll_predict(colls[ci], "auto", n, MPI_FLOAT, MPI_COMM_WORLD);
+            t_cases++;
+            if (!best || strcmp(best, ran))
+                t_fail("%s of %d floats: ran %s, the lowest prediction is %s's", colls[ci], n, ran,
+                       best ? best : "nobody");
+            else if (!(aut > 0) || aut != best_t)
+                t_fail("%s of %d floats: auto predicted %g s, %s %g s", colls[ci], n, aut, best,
+                       best_t);
+        }
+    t_cases++;
+    if (dpcoll_predict("allreduce", "auto", 1 << 20, MPI_FLOAT, MPI_COMM_WORLD) <=
+        dpcoll_predict("allreduce", "auto", 1 << 10, MPI_FLOAT, MPI_COMM_WORLD))
+        t_fail("a 4 MiB allreduce is not predicted slower than a 4 KiB one");
+    /* a datatype is priced by its bytes: 2 floats cost what a 2-float contiguous type does */
+    MPI_Datatype two;
+    MPI_Type_contiguous(2, MPI_FLOAT, &two);
+    MPI_Type_commit(&two);
+    t_cases++;
+    if (dpcoll_predict("allgather", "ring", 4096, MPI_FLOAT, MPI_COMM_WORLD) !=
+        dpcoll_predict("allgather", "ring", 2048, two, MPI_COMM_WORLD))
+        t_fail("allgather of 4096 floats and of 2048 pairs of floats priced differently");
+    MPI_Type_free(&two);
+    struct { const char *coll, *al; int n; MPI_Datatype dt; const char *what; } bad[] = {
+        {"allsum", "auto", 4, MPI_FLOAT, "an unknown collective"},
+        {"allreduce", "hypercube", 4, MPI_FLOAT, "an unknown algorithm"},
+        {"allreduce", "auto", -1, MPI_FLOAT, "a negative count"},
+        {"allreduce", "auto", 4, MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL"},
+        {"bcast", "ring", 4, MPI_FLOAT, "another collective's algorithm"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        t_cases++;
+        if (dpcoll_predict(bad[i].coll, bad[i].al, bad[i].n, bad[i].dt, MPI_COMM_WORLD) >= 0)
+            t_fail("dpcoll_predict takes %s", bad[i].what);
+    }
+    t_cases++;
+    if (dpcoll_predict("allreduce", "auto", 4, MPI_FLOAT, MPI_COMM_NULL) >= 0)
+        t_fail("dpcoll_predict takes MPI_COMM_NULL");
+    free(in);
+    free(out);
+    t_agree("dpcoll_predict against the algorithms calls run");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "errors";
@@ -487,6 +571,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_flood);
     else if (!strcmp(mode, "largecount"))
         tcase_add_test(tc, test_large_count);
+    else if (!strcmp(mode, "predict"))
+        tcase_add_test(tc, test_predict);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
