@@ -40,6 +40,25 @@ int dpc_cost_nsets(const dpc_cost_model_t *m)
     return n;
 }
 
+void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent)
+{
+    int n = dpc_cost_nsets(m);
+    for (int i = 0; i < n; i++) {
+        dpc_cost_params_t c = m->set[i];
+        fprintf(f, "%s%s calls, from %zu bytes:", indent, n == 1 ? "all" : dpc_cost_set_name[i],
+                m->from[i]);
+        for (int k = 0; k < DPC_COST_NFIELDS; k++) {
+            double v = *dpc_cost_field(&c, k);
+            bool per_byte = dpc_cost_fields[k].off == offsetof(dpc_cost_params_t, beta) ||
+                            dpc_cost_fields[k].off == offsetof(dpc_cost_params_t, gamma);
+            fprintf(f, "%s %s = %.3g s", k ? "," : "", dpc_cost_fields[k].key, v);
+            if (per_byte)
+                fprintf(f, "/B (%.3g GB/s)", v > 0 ? 1e-9 / v : 0);
+        }
+        fprintf(f, "\n");
+    }
+}
+
 dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {

@@ -3,6 +3,7 @@
 #ifndef DPC_COST_H
 #define DPC_COST_H
 
+#include <stdio.h>
 #include "dpc_coll.h"
 
 /* Defaults until dpcoll_tune measures the machine: 10 us per message,
@@ -51,6 +52,8 @@ extern const char *const dpc_cost_set_suffix[DPC_COST_SETS];
 extern const char *const dpc_cost_set_name[DPC_COST_SETS];
 /* How many sets are on: 1 + the thresholds that are set. */
 int dpc_cost_nsets(const dpc_cost_model_t *m);
+/* One line per set that is on: its name, from which size, its constants. */
+void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent);
 
 dpc_cost_model_t dpc_cost_model_defaults(void);
 /* Defaults for a job on one node (shared memory): dpcoll_tune's fit on a

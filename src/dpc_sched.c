@@ -89,6 +89,7 @@ struct dpc_sched {
         int first;
     } sub;
     int *waiting;            /* peers in flight at failure */
+    bool *waiting_send;      /* ... and whether each was a send (or put) */
     int nwaiting;
     dpc_sched_stats_t stats;
 };
@@ -658,17 +659,77 @@ static void run_ready(dpc_sched_t *s)
 
 static dpc_status_t fail(dpc_sched_t *s);
 
+/* A big message's step: (peer, kind, id), sorted by kind then peer. */
+typedef struct { int32_t peer, kind, id; } big_t;
+
+static int big_cmp(const void *x, const void *y)
+{
+    const big_t *a = x, *b = y;
+    return a->kind != b->kind ? a->kind - b->kind : a->peer != b->peer ? a->peer - b->peer
+                                                                      : a->id - b->id;
+}
+
+/* The acknowledgements of a schedule's messages of ack_min bytes or more
+ * (dpc_transport_t): to each peer it received one from, a 0-byte send once
+ * all of those receives are done; from each peer it sent one to, a 0-byte
+ * receive. The schedule ends when they have: no rank returns while a peer
+ * may still need its transport's progress for what it sent. */
+static void add_acks(dpc_sched_t *s)
+{
+    size_t min = s->prm.tp->ack_min;
+    int n = s->nsteps, nbig = 0;
+    if (!min)
+        return;
+    for (int i = 0; i < n; i++)
+        nbig += (s->steps[i].kind == STEP_SEND || s->steps[i].kind == STEP_RECV) &&
+                s->steps[i].count >= min;
+    if (!nbig)
+        return;
+    big_t *big = malloc(sizeof(big_t) * (size_t)nbig);
+    dpc_step_id_t *deps = malloc(sizeof(dpc_step_id_t) * (size_t)nbig);
+    if (!big || !deps) {
+        free(big);
+        free(deps);
+        set_error(s, DPC_ERR_NOMEM, -1);
+        return;
+    }
+    nbig = 0;
+    for (int i = 0; i < n; i++)
+        if ((s->steps[i].kind == STEP_SEND || s->steps[i].kind == STEP_RECV) &&
+            s->steps[i].count >= min)
+            big[nbig++] = (big_t){s->steps[i].peer, s->steps[i].kind, i};
+    qsort(big, (size_t)nbig, sizeof(big_t), big_cmp);
+    for (int i = 0; i < nbig;) {
+        int j = i, nd = 0;
+        while (j < nbig && big[j].kind == big[i].kind && big[j].peer == big[i].peer)
+            deps[nd++] = big[j++].id;
+        step_t p = {.peer = big[i].peer, .tag = DPC_STEP_TAG_ACK};
+        if (big[i].kind == STEP_RECV) {
+            p.kind = STEP_SEND;
+            add_step(s, &p, deps, nd);       /* "I have all you sent me" */
+        } else {
+            p.kind = STEP_RECV;
+            add_step(s, &p, DPC_NO_DEPS);    /* the peer's word that it has */
+        }
+        i = j;
+    }
+    free(big);
+    free(deps);
+}
+
 dpc_status_t dpc_sched_start(dpc_sched_t *s)
 {
-    int n = s->nsteps;
     if (s->state == S_REARMED) {
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < s->nsteps; i++)
             if (s->steps[i].npending == 0)
                 push_ready(s, i);
         goto launch;
     }
     if (s->state != S_BUILDING)
         return DPC_ERR_STATE;
+    s->sub.on = false;
+    add_acks(s);
+    int n = s->nsteps;
     if (s->status != DPC_OK) {       /* an error while building */
         s->state = S_FAILED;
         return s->status;
@@ -719,13 +780,18 @@ launch:
 static void record_waiting(dpc_sched_t *s)
 {
     free(s->waiting);
+    free(s->waiting_send);
     s->nwaiting = 0;
     s->waiting = malloc(sizeof(int) * (size_t)(s->inflight ? s->inflight : 1));
-    if (!s->waiting)
+    s->waiting_send = malloc(sizeof(bool) * (size_t)(s->inflight ? s->inflight : 1));
+    if (!s->waiting || !s->waiting_send)
         return;
     for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0)
+        if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0) {
+            s->waiting_send[s->nwaiting] =
+                s->steps[i].kind == STEP_SEND || s->steps[i].kind == STEP_PUT;
             s->waiting[s->nwaiting++] = s->steps[i].peer;
+        }
 }
 
 static void cancel_inflight(dpc_sched_t *s)
@@ -815,7 +881,9 @@ static void reset(dpc_sched_t *s)
         free(s->scratch[i]);
     pool_release(s);
     free(s->waiting);
+    free(s->waiting_send);
     s->waiting = NULL;
+    s->waiting_send = NULL;
     s->nwaiting = 0;
     s->nscratch = 0;
     s->nsteps = s->nedges = 0;
@@ -891,7 +959,9 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
         return DPC_ERR_STATE;
     release_regions(s);
     free(s->waiting);
+    free(s->waiting_send);
     s->waiting = NULL;
+    s->waiting_send = NULL;
     s->nwaiting = 0;
     for (int i = 0; i < s->nsteps; i++) {
         step_t *st = &s->steps[i];
@@ -972,8 +1042,26 @@ void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
                 seen |= s->waiting[j] == s->waiting[i];
             if (seen)
                 continue;
-            n = snprintf(buf + off, len - off, " %d", s->waiting[i]);
+            /* and what for: a send not taken, or a message not come */
+            int sends = 0, recvs = 0;
+            for (int j = i; j < s->nwaiting; j++)
+                if (s->waiting[j] == s->waiting[i])
+                    s->waiting_send[j] ? sends++ : recvs++;
+            n = snprintf(buf + off, len - off, "%s %d (", i ? "," : "", s->waiting[i]);
             off += n > 0 ? (size_t)n : 0;
+            if (sends && off < len) {
+                n = snprintf(buf + off, len - off, "%d send%s%s", sends, sends > 1 ? "s" : "",
+                             recvs ? ", " : "");
+                off += n > 0 ? (size_t)n : 0;
+            }
+            if (recvs && off < len) {
+                n = snprintf(buf + off, len - off, "%d receive%s", recvs, recvs > 1 ? "s" : "");
+                off += n > 0 ? (size_t)n : 0;
+            }
+            if (off < len) {
+                n = snprintf(buf + off, len - off, ")");
+                off += n > 0 ? (size_t)n : 0;
+            }
         }
     }
 }

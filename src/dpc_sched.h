@@ -27,7 +27,10 @@ typedef int dpc_step_id_t;           /* index of a step; negative = none */
  * the caller's tag_base (communicator id, collective sequence number) and to
  * the transport (the UCX one puts the source rank in the top bits). */
 #define DPC_STEP_TAG_BITS 20
-#define DPC_STEP_TAG_MAX ((1u << DPC_STEP_TAG_BITS) - 1)
+#define DPC_STEP_TAG_MAX ((1u << DPC_STEP_TAG_BITS) - 2)
+/* (the last step tag: the engine's own acknowledgements, dpc_transport_t's
+ * ack_min) */
+#define DPC_STEP_TAG_ACK ((1u << DPC_STEP_TAG_BITS) - 1)
 
 /* Dependency lists: DPC_AFTER(a, b) expands to "array, count". Entries that
  * are DPC_STEP_NONE are ignored, so an algorithm can pass "the previous step"

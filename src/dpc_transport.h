@@ -74,6 +74,15 @@ struct dpc_transport {
     const dpc_transport_ops_t *ops;
     int rank;   /* this endpoint's rank in the group */
     int size;   /* group size */
+    /* Messages of this many bytes or more may complete at their sender
+     * before the transport has told the receiver all it needs (UCX's
+     * rendezvous: the "data are in your buffer" message may still sit in
+     * the sender's queue), and get sent only while the sender keeps
+     * progressing the transport. A schedule that sends or receives one
+     * ends with an acknowledgement: each receiver tells its senders it has
+     * all their messages, and a sender waits for that before it returns
+     * (dpc_sched.c, add_acks). 0: never needed. */
+    size_t ack_min;
 };
 
 static inline int dpc_transport_one_sided(const dpc_transport_t *tp)

@@ -32,20 +32,6 @@ static void transports(void)
     uct_release_component_list(comps);
 }
 
-/* Each set of constants that is on, from which size. */
-static void print_model(dpc_cost_model_t m)
-{
-    int n = dpc_cost_nsets(&m);
-    for (int i = 0; i < n; i++) {
-        const dpc_cost_params_t *c = &m.set[i];
-        printf("    %-6s from %10zu B: call %.3g s, alpha %.3g s (rendezvous %.3g s, one-sided %.3g s), "
-               "beta %.3g s/B (%.3g GB/s), gamma %.3g s/B (%.3g GB/s)\n",
-               n == 1 ? "all" : dpc_cost_set_name[i], m.from[i], c->alpha_call, c->alpha,
-               c->alpha_rndv, c->alpha_get, c->beta, c->beta > 0 ? 1e-9 / c->beta : 0, c->gamma,
-               c->gamma > 0 ? 1e-9 / c->gamma : 0);
-    }
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -120,10 +106,11 @@ int main(int argc, char **argv)
      * (MPI_Init finds out where the processes are); show those too */
     if (!cfg.tune_file[0]) {
         printf("  cost model, a job on one node (built in):\n");
-        print_model(dpc_cost_model_one_node());
+        dpc_cost_model_t one = dpc_cost_model_one_node();
+        dpc_cost_model_print(stdout, &one, "    ");
     }
     printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file"
                                                   : "built-in defaults, across nodes");
-    print_model(cfg.cost);
+    dpc_cost_model_print(stdout, &cfg.cost, "    ");
     return 0;
 }

@@ -301,14 +301,7 @@ int main(int argc, char **argv)
         snprintf(comment, sizeof(comment), "fitted by dpcoll_tune on %d ranks; %d of %d measurements "
                  "within 30%% of the model", p, within, n);
         printf("\n");
-        for (int i = 0; i < ncut; i++) {
-            const dpc_cost_params_t *c = &m.set[i];
-            printf("%s calls, from %zu bytes: alpha_call = %.3g s, alpha = %.3g s, alpha_rndv = %.3g s, "
-                   "alpha_get = %.3g s, beta = %.3g s/B (%.3g GB/s), gamma = %.3g s/B (%.3g GB/s)\n",
-                   ncut == 1 ? "all" : dpc_cost_set_name[i], m.from[i], c->alpha_call, c->alpha,
-                   c->alpha_rndv, c->alpha_get, c->beta, c->beta > 0 ? 1e-9 / c->beta : 0, c->gamma,
-                   c->gamma > 0 ? 1e-9 / c->gamma : 0);
-        }
+        dpc_cost_model_print(stdout, &m, "");
         printf("%d of %d measurements within 30%% of the model\n", within, n);
         if (dpc_tune_write(out_path, &m, comment) == DPC_OK)
             printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);

@@ -901,8 +901,13 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
         return DPC_ERR_NOMEM;
     }
     memcpy(w, world, sizeof(int) * (size_t)size);
+    /* (past the mailboxes' largest, UCX may take its rendezvous: see
+     * dpc_transport_t's ack_min. Seen without it: a nonblocking ring
+     * allgather of 16 MiB blocks at 3 ranks, a rank done and gone into
+     * MPICH's own allgather, its right neighbour waiting for the last
+     * word of 64 of its messages, which sat in the rank's UCX queue) */
     g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
-                              .size = size};
+                              .size = size, .ack_min = DPC_SHM_MAX_MSG + 1};
     g->ux = ux;
     g->world = w;
     *tp_p = &g->tp;

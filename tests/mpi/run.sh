@@ -128,6 +128,8 @@ echo "== a bcast root running ahead of the others: memory stays flat, 2 ranks"
 mpi 2 "$misc" flood || fail=1
 echo "== dup/collective/free cycles, 2 ranks"
 mpi 2 "$misc" cycles || fail=1
+echo "== large nonblocking allgathers, each followed by MPICH's own barrier: nothing left behind, 3 ranks"
+DPCOLL_TIMEOUT=10 mpi 3 "$misc" leftbehind || fail=1
 echo "== dpcoll_predict: the algorithm a call runs has the lowest prediction (2 and 4 ranks)"
 mpi 2 "$misc" predict || fail=1
 mpi 4 "$misc" predict || fail=1

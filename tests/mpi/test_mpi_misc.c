@@ -537,6 +537,48 @@ START_TEST(test_predict)
 }
 END_TEST
 
+/* A rank done with a collective of large messages must leave nothing its
+ * peers still need from it: the program may next block in the MPI
+ * library's own calls (here MPICH's barrier), which do not progress
+ * libdpcoll's UCX worker. Without the engine's acknowledgements a
+ * nonblocking ring allgather of 16 MiB blocks at 3 ranks left, about one
+ * time in three, the last word of a rendezvous (UCX's "the data are in
+ * your buffer") in a rank's queue: its neighbour timed out (DPCOLL_TIMEOUT)
+ * waiting for it while the others sat in MPICH's barrier. */
+START_TEST(test_left_behind)
+{
+    enum { N = 4 << 20, ROUNDS = 8 };   /* 16 MiB of ints a block */
+    int *in = malloc(sizeof(int) * N), *out = malloc(sizeof(int) * (size_t)N * (size_t)t_size);
+    for (int i = 0; i < N; i++)
+        in[i] = t_rank * 7 + i;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    dpcoll_set_algorithm("allgather", "ring");   /* 64 segment messages a block in flight */
+    for (int round = 0; round < ROUNDS; round++) {
+        MPI_Request q;
+        int rc = MPI_Iallgather(in, N, MPI_INT, out, N, MPI_INT, MPI_COMM_WORLD, &q);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        t_cases++;
+        if (rc != MPI_SUCCESS) {
+            t_fail("round %d: %s", round, dpcoll_error_message());
+        } else {
+            long bad = 0;
+            for (int k = 0; k < t_size; k++)
+                for (int i = 0; i < N; i += 4099)
+                    bad += out[(size_t)k * N + (size_t)i] != k * 7 + i;
+            if (bad)
+                t_fail("round %d: %ld elements wrong", round, bad);
+        }
+        PMPI_Barrier(MPI_COMM_WORLD);   /* MPICH's own: progresses only MPICH */
+    }
+    dpcoll_set_algorithm("allgather", "auto");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    free(in);
+    free(out);
+    t_agree("large nonblocking allgathers each followed by MPICH's own barrier");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "errors";
@@ -573,6 +615,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_large_count);
     else if (!strcmp(mode, "predict"))
         tcase_add_test(tc, test_predict);
+    else if (!strcmp(mode, "leftbehind"))
+        tcase_add_test(tc, test_left_behind);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
