@@ -63,14 +63,14 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
         /* (docs/bench/np2.tune, to 4 digits; np2_tune_fit.txt) */
-        .set = {{.alpha = 2.185e-7, .beta = 2.425e-10, .gamma = 2.418e-10, .alpha_rndv = 2.483e-6,
-                 .alpha_get = 8.979e-7, .alpha_call = 1.778e-7},
-                {.alpha = 4.477e-7, .beta = 3.029e-11, .gamma = 8.979e-11, .alpha_rndv = 2.483e-6,
-                 .alpha_get = 2.184e-7, .alpha_call = 3.833e-7},
-                {.alpha = 0, .beta = 6.880e-11, .gamma = 1.333e-10, .alpha_rndv = 3.496e-7,
-                 .alpha_get = 2.036e-6, .alpha_call = 0},
-                {.alpha = 0, .beta = 9.206e-11, .gamma = 1.535e-10, .alpha_rndv = 0,
-                 .alpha_get = 8.944e-6, .alpha_call = 0}},
+        .set = {{.alpha = 2.680e-7, .beta = 2.104e-10, .gamma = 2.522e-10, .alpha_rndv = 2.741e-6,
+                 .alpha_get = 8.686e-7, .alpha_call = 1.549e-7},
+                {.alpha = 4.397e-7, .beta = 3.106e-11, .gamma = 8.958e-11, .alpha_rndv = 2.741e-6,
+                 .alpha_get = 2.263e-7, .alpha_call = 3.969e-7},
+                {.alpha = 0, .beta = 6.930e-11, .gamma = 1.308e-10, .alpha_rndv = 1.654e-6,
+                 .alpha_get = 0, .alpha_call = 0},
+                {.alpha = 0, .beta = 9.558e-11, .gamma = 1.612e-10, .alpha_rndv = 0,
+                 .alpha_get = 2.445e-6, .alpha_call = 0}},
         .from = {0, 2048, 2u << 20, 16u << 20}};
     return m;
 }

@@ -320,17 +320,18 @@ int main(int argc, char **argv)
                 if (!use[c])
                     continue;
                 fprintf(fp, "set title '%s, %d ranks: bus bandwidth (GB/s) vs size (bytes)'\n", cname[c], size);
-                fprintf(fp, "plot '%s' using (strcol(1) eq '%s' && strcol(6)[1:4] eq 'auto' ? $3 : 1/0):12 "
+                /* each series its own rows (awk), so its points join up */
+                fprintf(fp, "plot \"< awk -F, '$1 == \\\"%s\\\" && $6 ~ /^auto/' %s\" using 3:12 "
                             "with linespoints lw 3 title 'MPICH native', "
-                            "'%s' using (strcol(1) eq '%s' && strcol(6)[1:4] eq 'auto' ? $3 : 1/0):9 "
+                            "\"< awk -F, '$1 == \\\"%s\\\" && $6 ~ /^auto/' %s\" using 3:9 "
                             "with linespoints lw 2 title 'libdpcoll, the model picks'",
-                        csv, cname[c], csv, cname[c]);
+                        cname[c], csv, cname[c], csv);
                 for (int ai = 0;; ai++) {
                     const char *algo = dpcoll_algorithm_name(cname[c], ai);
                     if (!algo)
                         break;
-                    fprintf(fp, ", '%s' using (strcol(1) eq '%s' && strcol(6) eq '%s' ? $3 : 1/0):9 "
-                                "with linespoints dt 2 title 'libdpcoll %s'", csv, cname[c], algo, algo);
+                    fprintf(fp, ", \"< awk -F, '$1 == \\\"%s\\\" && $6 == \\\"%s\\\"' %s\" using 3:9 "
+                                "with linespoints dt 2 title 'libdpcoll %s'", cname[c], algo, csv, algo);
                 }
                 fprintf(fp, "\n");
             }
