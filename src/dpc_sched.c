@@ -12,6 +12,7 @@
 #include "config.h"
 #include "dpc_sched.h"
 #include "dpc_reduce.h"
+#include "dpc_copy.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,8 +433,12 @@ static void xfer_done(void *arg, dpc_status_t status)
 static dpc_status_t run_local_part(dpc_sched_t *s, step_t *st, size_t from, size_t n)
 {
     if (st->kind == STEP_COPY) {
-        if (n && st->dst != st->a)
-            memmove((char *)st->dst + from, (const char *)st->a + from, n);
+        const char *d = st->dst, *a = st->a;
+        bool overlap = d < a + st->count && a < d + st->count;
+        if (n && d != a && overlap)
+            memmove((char *)st->dst + from, a + from, n);
+        else if (n && d != a)   /* (the whole step's size picks the kind of stores) */
+            dpc_copy((char *)st->dst + from, a + from, n, st->count >= DPC_STREAM_COPY_MIN);
         return DPC_OK;
     }
     if (st->kind == STEP_REDUCE) {
