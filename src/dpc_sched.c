@@ -429,16 +429,18 @@ static void xfer_done(void *arg, dpc_status_t status)
     complete_step(s, st);
 }
 
-/* A slice of a local step: [from, from+n) of its bytes or elements. */
-static dpc_status_t run_local_part(dpc_sched_t *s, step_t *st, size_t from, size_t n)
+/* A slice of a local step: [from, from+n) of its bytes or elements; a copy
+ * whose ends overlap (run_local's finding) goes by memmove. */
+static dpc_status_t run_local_part(dpc_sched_t *s, step_t *st, size_t from, size_t n,
+                                   bool overlap)
 {
     if (st->kind == STEP_COPY) {
-        const char *d = st->dst, *a = st->a;
-        bool overlap = d < a + st->count && a < d + st->count;
-        if (n && d != a && overlap)
-            memmove((char *)st->dst + from, a + from, n);
-        else if (n && d != a)   /* (the whole step's size picks the kind of stores) */
-            dpc_copy((char *)st->dst + from, a + from, n, st->count >= DPC_STREAM_COPY_MIN);
+        char *d = (char *)st->dst + from;
+        const char *a = (const char *)st->a + from;
+        if (n && st->dst != st->a && overlap)
+            memmove(d, a, n);
+        else if (n && st->dst != st->a)   /* (the whole step's size picks the kind of stores) */
+            dpc_copy(d, a, n, st->count >= DPC_STREAM_COPY_MIN);
         return DPC_OK;
     }
     if (st->kind == STEP_REDUCE) {
@@ -469,7 +471,7 @@ static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
                      (st->kind == STEP_COPY || st->kind == STEP_REDUCE);
     if (sliceable && n > slice)
         n = slice;
-    dpc_status_t rc = run_local_part(s, st, st->done, n);
+    dpc_status_t rc = run_local_part(s, st, st->done, n, overlap);
     if (rc != DPC_OK)
         return rc;
     st->done += n;

@@ -16,28 +16,11 @@ static int pmpi_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           MPI_Datatype recvtype, MPI_Comm comm, dpc_mode_t mode, MPI_Request *req)
 {
     if (recvcounts) {
-        switch (mode) {
-        case DPC_BLOCKING:
-            return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                    recvtype, comm, req);
-        default:
-            return PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                        recvtype, comm, MPI_INFO_NULL, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Allgatherv, Iallgatherv, , MPI_INFO_NULL, req, sendbuf,
+                                sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                               req);
-    default:
-        return PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                   MPI_INFO_NULL, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Allgather, Iallgather, , MPI_INFO_NULL, req, sendbuf, sendcount,
+                            sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -203,28 +186,11 @@ static int pmpi_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                             dpc_mode_t mode, MPI_Info info, MPI_Request *req, bool v)
 {
     if (v) {
-        switch (mode) {
-        case DPC_BLOCKING:
-            return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                     recvtype, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvtype, comm, req);
-        default:
-            return PMPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                          displs, recvtype, comm, info, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Allgatherv, Iallgatherv, _c, info, req, sendbuf, sendcount,
+                                sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                 req);
-    default:
-        return PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm, info, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Allgather, Iallgather, _c, info, req, sendbuf, sendcount,
+                            sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static int allgather_c(const char *call, const void *sendbuf, MPI_Count sendcount,

@@ -25,12 +25,8 @@ static int pmpi_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                              "library cannot be persistent", calls[mode]);
         return dpc_done_request(req);
     }
-    switch (mode) {
-    case DPC_BLOCKING: return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    case DPC_NONBLOCKING: return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, req);
-    default:
-        return PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, MPI_INFO_NULL, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Allreduce, Iallreduce, , MPI_INFO_NULL, req, sendbuf, recvbuf,
+                            count, datatype, op, comm);
 }
 
 static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int count,
@@ -180,13 +176,8 @@ static int allreduce_c(const char *call, const void *sendbuf, void *recvbuf, MPI
         return dpc_raise(comm, MPI_ERR_COUNT, "%s: dpcoll_op_avg on more than 2^31-1 elements "
                          "(count %lld)", call, (long long)count);
     dpc_lc_note_pmpi(DPC_ALLREDUCE);
-    switch (mode) {
-    case DPC_BLOCKING: return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, req);
-    default:
-        return PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Allreduce, Iallreduce, _c, info, req, sendbuf, recvbuf, count,
+                            datatype, op, comm);
 }
 
 DPCOLL_API int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,

@@ -15,27 +15,12 @@ static int pmpi_alltoall(const void *sendbuf, int sendcount, const int *sendcoun
                          MPI_Comm comm, dpc_mode_t mode, MPI_Request *req, bool v)
 {
     if (v) {
-        switch (mode) {
-        case DPC_BLOCKING:
-            return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                  rdispls, recvtype, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                   rdispls, recvtype, comm, req);
-        default:
-            return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                       rdispls, recvtype, comm, MPI_INFO_NULL, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Alltoallv, Ialltoallv, , MPI_INFO_NULL, req, sendbuf,
+                                sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                recvtype, comm);
     }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, req);
-    default:
-        return PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                  MPI_INFO_NULL, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Alltoall, Ialltoall, , MPI_INFO_NULL, req, sendbuf, sendcount,
+                            sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static int alltoall(const char *call, const void *sendbuf, int sendcount, const int *sendcounts,
@@ -219,28 +204,11 @@ static int pmpi_alltoall_c(const void *sendbuf, MPI_Count sendcount, const MPI_C
                            dpc_mode_t mode, MPI_Info info, MPI_Request *req, bool v)
 {
     if (v) {
-        switch (mode) {
-        case DPC_BLOCKING:
-            return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, req);
-        default:
-            return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                         recvcounts, rdispls, recvtype, comm, info, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Alltoallv, Ialltoallv, _c, info, req, sendbuf, sendcounts,
+                                sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                req);
-    default:
-        return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, info, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Alltoall, Ialltoall, _c, info, req, sendbuf, sendcount, sendtype,
+                            recvbuf, recvcount, recvtype, comm);
 }
 
 static int alltoall_c(const char *call, const void *sendbuf, MPI_Count sendcount,

@@ -17,11 +17,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     dpc_dtinfo_t ti;
     switch (dpc_enter(comm, DPC_BCAST, call, &err)) {
     case 0:
-        switch (mode) {
-        case DPC_BLOCKING: return PMPI_Bcast(buffer, count, datatype, root, comm);
-        case DPC_NONBLOCKING: return PMPI_Ibcast(buffer, count, datatype, root, comm, req);
-        default: return PMPI_Bcast_init(buffer, count, datatype, root, comm, MPI_INFO_NULL, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Bcast, Ibcast, , MPI_INFO_NULL, req, buffer, count, datatype,
+                                root, comm);
     case -1: return err;
     }
     if (mode != DPC_BLOCKING && !req)
@@ -103,11 +100,8 @@ static int bcast_c(const char *call, void *buffer, MPI_Count count, MPI_Datatype
     if (dpc_lc_fits(count))
         return bcast(call, buffer, (int)count, datatype, root, comm, mode, req);
     dpc_lc_note_pmpi(DPC_BCAST);
-    switch (mode) {
-    case DPC_BLOCKING: return PMPI_Bcast_c(buffer, count, datatype, root, comm);
-    case DPC_NONBLOCKING: return PMPI_Ibcast_c(buffer, count, datatype, root, comm, req);
-    default: return PMPI_Bcast_init_c(buffer, count, datatype, root, comm, info, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Bcast, Ibcast, _c, info, req, buffer, count, datatype, root,
+                            comm);
 }
 
 DPCOLL_API int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,

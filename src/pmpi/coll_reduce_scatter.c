@@ -17,25 +17,11 @@ static int pmpi_reduce_scatter_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Comm comm, dpc_mode_t mode, MPI_Info info, MPI_Request *req)
 {
     if (recvcounts) {
-        switch (mode) {
-        case DPC_BLOCKING:
-            return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, req);
-        default:
-            return PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                                              info, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Reduce_scatter, Ireduce_scatter, _c, info, req, sendbuf,
+                                recvbuf, recvcounts, datatype, op, comm);
     }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, req);
-    default:
-        return PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
-                                                info, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Reduce_scatter_block, Ireduce_scatter_block, _c, info, req,
+                            sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 /* The MPI library's own call of the same form (counts NULL: block variant). */
@@ -66,24 +52,11 @@ static int pmpi_reduce_scatter(const char *call, const void *sendbuf, void *recv
         return pmpi_reduce_scatter_c(sendbuf, recvbuf, 0, dpc_tl_lc, datatype, op, comm, mode,
                                      MPI_INFO_NULL, req);
     if (recvcounts) {
-        switch (mode) {
-        case DPC_BLOCKING: return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, req);
-        default:
-            return PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                                            MPI_INFO_NULL, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Reduce_scatter, Ireduce_scatter, , MPI_INFO_NULL, req,
+                                sendbuf, recvbuf, recvcounts, datatype, op, comm);
     }
-    switch (mode) {
-    case DPC_BLOCKING:
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    case DPC_NONBLOCKING:
-        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, req);
-    default:
-        return PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm,
-                                              MPI_INFO_NULL, req);
-    }
+    return DPC_PMPI_BY_MODE(mode, Reduce_scatter_block, Ireduce_scatter_block, , MPI_INFO_NULL, req,
+                            sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 /* Shared body: recvcounts is NULL for the block variant (recvcount each). */
@@ -225,14 +198,8 @@ static int null_recvcounts(const char *call, const void *sendbuf, void *recvbuf,
     int err = MPI_SUCCESS;
     switch (dpc_enter(comm, DPC_REDUCE_SCATTER, call, &err)) {
     case 0:
-        switch (mode) {
-        case DPC_BLOCKING: return PMPI_Reduce_scatter(sendbuf, recvbuf, NULL, datatype, op, comm);
-        case DPC_NONBLOCKING:
-            return PMPI_Ireduce_scatter(sendbuf, recvbuf, NULL, datatype, op, comm, req);
-        default:
-            return PMPI_Reduce_scatter_init(sendbuf, recvbuf, NULL, datatype, op, comm,
-                                            MPI_INFO_NULL, req);
-        }
+        return DPC_PMPI_BY_MODE(mode, Reduce_scatter, Ireduce_scatter, , MPI_INFO_NULL, req,
+                                sendbuf, recvbuf, NULL, datatype, op, comm);
     case -1: return err;
     }
     return dpc_raise(comm, MPI_ERR_COUNT, "%s: recvcounts is NULL", call);

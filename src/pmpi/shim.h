@@ -167,6 +167,15 @@ struct dpc_job {
 
 /* How a call was made. */
 typedef enum { DPC_BLOCKING, DPC_NONBLOCKING, DPC_PERSISTENT } dpc_mode_t;
+/* The MPI library's own form of a call for a mode: PMPI_<B><SFX>(args...),
+ * PMPI_<NB><SFX>(args..., req) or PMPI_<B>_init<SFX>(args..., info, req),
+ * e.g. DPC_PMPI_BY_MODE(mode, Allreduce, Iallreduce, _c, info, req, ...)
+ * (SFX empty for the int forms). One dispatch for every wrapper's way to
+ * the MPI library. */
+#define DPC_PMPI_BY_MODE(mode, B, NB, SFX, info, req, ...)                          \
+    ((mode) == DPC_BLOCKING      ? PMPI_##B##SFX(__VA_ARGS__)                        \
+     : (mode) == DPC_NONBLOCKING ? PMPI_##NB##SFX(__VA_ARGS__, req)                  \
+                                 : PMPI_##B##_init##SFX(__VA_ARGS__, info, req))
 
 /* One collective in flight (nbc.c has the lifecycle). */
 typedef struct dpc_req {
