@@ -1,16 +1,26 @@
 /*
  * Allgather (equal blocks and per-rank counts with displacements), direct
- * (one-sided): every rank exposes its own block and reads every peer's
- * block straight into its output, one read per peer (direct.h).
+ * (one-sided), one transfer per peer and block (direct.h), either way:
+ *  - pull: every rank exposes its own block and reads every peer's block
+ *    straight into its output;
+ *  - push (equal blocks, and calls whose whole output is at most
+ *    a->push_max bytes): every rank exposes its output and writes its own
+ *    block into every peer's (with displacements a rank cannot know where
+ *    a peer keeps its block: each rank's displs are its own).
+ * Every rank takes the same way (the output's size and push_max are the
+ * same on all).
  *
  * Why: the same one copy per block as a rendezvous send, without the
- * handshake of every message (a ring sends p-1 messages per segment).
+ * handshake of every message (a ring sends p-1 messages per segment). Why
+ * two ways: while the blocks fit in a core's cache the writer's source is
+ * in its own cache and pushing is faster; beyond it, reading is (figures
+ * at DPC_PUSH_MAX_CACHE, src/dpc_config.h).
  *
  * Restrictions: host memory on a transport with one-sided access; any
  * counts and displacements.
  * Cost (n = total bytes gathered, equal blocks): (p-1) (2 alpha + alpha_get)
  * + (p-1)/p n beta + n/p beta (the own block's copy, not in place): two
- * messages and a read per peer.
+ * messages and a read (or write) per peer, either way.
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
 #include "config.h"
@@ -28,25 +38,36 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     const char *mine = a->in_place ? out + off[r] : (const char *)a->sbuf;
     if (!a->in_place && len[r])
         dpc_sched_copy(s, out + off[r], mine, len[r], DPC_NO_DEPS);
+    /* equal blocks only: with displacements, where a peer keeps our block
+     * is its own business (each rank's displs are its own) */
+    size_t total = (size_t)p * len[r];
+    bool push = !a->counts && !a->displs && total <= a->push_max;
     direct_t d;
-    void *bufs[1] = {(void *)mine};
-    dpc_step_id_t *reads = NULL;
-    int nr = 0;
-    if (p > 1 && direct_exchange(&d, s, p, r, bufs, &len[r], 1) == DPC_OK &&
-        (reads = malloc(sizeof(dpc_step_id_t) * (size_t)p))) {
+    /* pushing, peers write into our whole output (each at its own block) */
+    void *bufs[1] = {push ? (void *)out : (void *)mine};
+    size_t exposed = push ? total : len[r];
+    dpc_step_id_t *moves = NULL;
+    int nm = 0;
+    if (p > 1 && direct_exchange(&d, s, p, r, bufs, &exposed, 1) == DPC_OK &&
+        (moves = malloc(sizeof(dpc_step_id_t) * (size_t)p))) {
         for (int i = 1; i < p; i++) {
             int q = (r + i) % p;
-            if (len[q])
-                reads[nr++] = dpc_sched_get(s, q, direct_desc(&d, q, 0), 0, out + off[q], len[q],
+            if (push && len[r])
+                moves[nm++] = dpc_sched_put(s, q, direct_desc(&d, q, 0), off[r], mine, len[r],
+                                            DPC_AFTER(d.have[q]));
+            else if (!push && len[q])
+                moves[nm++] = dpc_sched_get(s, q, direct_desc(&d, q, 0), 0, out + off[q], len[q],
                                             DPC_AFTER(d.have[q]));
         }
-        direct_finish(&d, dpc_sched_nop(s, reads, nr));
+        /* "done" after our moves: pulling, we no longer read their blocks;
+         * pushing, ours are in their outputs */
+        direct_finish(&d, dpc_sched_nop(s, moves, nm));
     } else if (p > 1) {
         dpc_sched_set_error(s, DPC_ERR_NOMEM);
     }
     if (p > 1)
         direct_free(&d);
-    free(reads);
+    free(moves);
     free(off);
     free(len);
     return DPC_OK;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void dpc_config_defaults(dpc_config_t *cfg)
 {
@@ -21,6 +22,29 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->ipc_min = DPC_DEFAULT_IPC_MIN;
     cfg->shm = true;
     cfg->shm_max = DPC_DEFAULT_SHM_MAX;
+    cfg->push_max = DPC_PUSH_MAX_CACHE;
+}
+
+size_t dpc_config_cache_bytes(void)
+{
+    long b = -1;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    b = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    if (b <= 0) {   /* glibc without the value: the kernel's description */
+        FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index2/size", "r");
+        char unit = 0;
+        if (f) {
+            if (fscanf(f, "%ld%c", &b, &unit) < 1)
+                b = -1;
+            fclose(f);
+        }
+        if (b > 0 && (unit == 'K' || unit == 'k'))
+            b *= 1024;
+        else if (b > 0 && (unit == 'M' || unit == 'm'))
+            b *= 1024 * 1024;
+    }
+    return b > 0 ? (size_t)b : DPC_DEFAULT_PUSH_MAX;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -79,6 +103,14 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
             return DPC_ERR_ARG;
         }
         cfg->shm_max = (size_t)b;
+    }
+    if ((v = getenv("DPCOLL_PUSH_MAX"))) {
+        unsigned long long b = strtoull(v, &end, 10);
+        if (!*v || *end || *v == '-' || b == (unsigned long long)DPC_PUSH_MAX_CACHE) {
+            snprintf(err, errlen, "DPCOLL_PUSH_MAX=%s: expected bytes (an integer >= 0)", v);
+            return DPC_ERR_ARG;
+        }
+        cfg->push_max = (size_t)b;
     }
     if ((v = getenv("DPCOLL_DEVICE_REDUCE")) && parse_bool(v, &cfg->device_reduce)) {
         snprintf(err, errlen, "DPCOLL_DEVICE_REDUCE=%s: expected 0 or 1", v);
@@ -159,7 +191,7 @@ static int algo_index(const dpc_algo_t *al)
 /* The shared settings' layout in the packed form. */
 enum {
     SH_DISABLE, SH_TIMEOUT, SH_SEG, SH_ONE_SIDED, SH_TUNE_FILE, SH_DEVICE_REDUCE, SH_SHM,
-    SH_SHM_MAX, SH_IPC, SH_IPC_MIN,
+    SH_SHM_MAX, SH_IPC, SH_IPC_MIN, SH_PUSH_MAX,
     SH_FORCE,                                   /* DPC_COLL_COUNT of them */
     SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
     SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
@@ -179,6 +211,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[SH_SHM_MAX] = (long long)cfg->shm_max;
     v[SH_IPC] = cfg->ipc;
     v[SH_IPC_MIN] = (long long)cfg->ipc_min;
+    v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* the cache's: -1 */
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[SH_FORCE + c] = algo_index(cfg->force[c]);
     /* the cost constants decide the algorithm: bit for bit the same */
@@ -202,6 +235,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->shm_max = (size_t)v[SH_SHM_MAX];
     cfg->ipc = v[SH_IPC] != 0;
     cfg->ipc_min = (size_t)v[SH_IPC_MIN];
+    cfg->push_max = (size_t)v[SH_PUSH_MAX];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[SH_FORCE + c] >= 0 ? dpc_algos()[v[SH_FORCE + c]] : NULL;
     for (int i = 0; i < DPC_COST_SETS; i++) {

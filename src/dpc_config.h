@@ -34,6 +34,9 @@ typedef struct dpc_config {
                                               rank has device buffers, on one node, copy
                                               device to device through CUDA IPC (default on) */
     size_t ipc_min;                        /* DPCOLL_IPC_MIN: from this many bytes on */
+    size_t push_max;                       /* DPCOLL_PUSH_MAX (dpc_coll_args_t.push_max);
+                                              DPC_PUSH_MAX_CACHE: rank 0's L2 cache size,
+                                              which MPI_Init puts in its place */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
@@ -44,6 +47,19 @@ typedef struct dpc_config {
 #define DPC_DEFAULT_SHM_MAX 8192u
 #define DPC_MAX_SHM_MAX 8192u
 #define DPC_DEFAULT_IPC_MIN 65536u
+/* DPCOLL_PUSH_MAX's default: a core's L2 cache (dpc_config_cache_bytes).
+ * Why: on the reference machine (2 MiB of L2 per core), a 2-rank direct
+ * allgather of 1 and 2 MiB took 32-35 and 112-117 us writing into the
+ * peer against 40-45 and 129-132 us reading from it (the writer's source
+ * is in its own cache), and 330-346 against 286-293 us at 4 MiB, 691-714
+ * against 627-641 us at 8 MiB (beyond the cache, writes into the other
+ * core's lines cost more than reads). */
+#define DPC_PUSH_MAX_CACHE ((size_t)-1)
+/* when the cache size cannot be found */
+#define DPC_DEFAULT_PUSH_MAX (1u << 20)
+/* This process's L2 cache per core in bytes (sysconf, then sysfs), or
+ * DPC_DEFAULT_PUSH_MAX. */
+size_t dpc_config_cache_bytes(void);
 
 void dpc_config_defaults(dpc_config_t *cfg);
 /* Reads the environment; on a bad value returns DPC_ERR_ARG with a message
@@ -54,7 +70,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (10 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS))
+#define DPC_CONFIG_SHARED_INTS (11 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS))
 
 /* Tune files: "key = value" lines; '#' starts a comment. Per set of
  * constants (dpc_cost_fields: alpha, beta, gamma, alpha_rndv, alpha_get,

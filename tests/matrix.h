@@ -16,6 +16,7 @@ typedef struct mx_case {
     dpc_op_t op;
     uint64_t reorder_seed; /* also rerun with this seed and compare bitwise */
     size_t seg_bytes;
+    size_t push_max;       /* dpc_coll_args_t.push_max (one-sided allgathers write) */
 } mx_case_t;
 
 typedef struct mx_fault {

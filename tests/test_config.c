@@ -1,6 +1,6 @@
 /*
  * Settings read from the environment: the CUDA IPC ones (DPCOLL_IPC,
- * DPCOLL_IPC_MIN) parse, refuse bad values with a message naming the
+ * DPCOLL_IPC_MIN) and DPCOLL_PUSH_MAX parse, refuse bad values with a message naming the
  * variable, and travel in the settings every rank takes from rank 0 (the
  * pack/unpack pair MPI_Init uses), so that all ranks decide alike.
  */
@@ -38,6 +38,38 @@ START_TEST(test_ipc_settings)
         err[0] = 0;
         ck_assert_int_eq(read_with(bad[i][0], bad[i][1], &cfg, err, sizeof(err)), DPC_ERR_ARG);
         ck_assert_msg(strstr(err, bad[i][0]) != NULL, "%s=%s: %s", bad[i][0], bad[i][1], err);
+    }
+}
+END_TEST
+
+/* DPCOLL_PUSH_MAX: bytes, or unset (the cache's size, which rank 0 gives
+ * all after the settings are compared: unset travels as unset) */
+START_TEST(test_push_max)
+{
+    dpc_config_t cfg, other;
+    char err[256] = "";
+    dpc_config_defaults(&cfg);
+    ck_assert(cfg.push_max == DPC_PUSH_MAX_CACHE);
+    size_t l2 = dpc_config_cache_bytes();
+    ck_assert(l2 > 0 && l2 != DPC_PUSH_MAX_CACHE);
+    ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", "0", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_uint_eq(cfg.push_max, 0);
+    ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", "4194304", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_uint_eq(cfg.push_max, 4194304);
+    long long v[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&cfg, v);
+    dpc_config_defaults(&other);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert_uint_eq(other.push_max, 4194304);
+    dpc_config_defaults(&cfg);
+    dpc_config_pack_shared(&cfg, v);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert(other.push_max == DPC_PUSH_MAX_CACHE);
+    const char *bad[] = {"-1", "2M", "", "18446744073709551615"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = 0;
+        ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", bad[i], &cfg, err, sizeof(err)), DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, "DPCOLL_PUSH_MAX") != NULL, "%s: %s", bad[i], err);
     }
 }
 END_TEST
@@ -85,6 +117,7 @@ int main(void)
     TCase *tc = tcase_create("settings");
     tcase_add_test(tc, test_ipc_settings);
     tcase_add_test(tc, test_shared_settings_travel);
+    tcase_add_test(tc, test_push_max);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -101,6 +101,11 @@ int main(int argc, char **argv)
     printf("  DPCOLL_IPC_MIN                         %zu\n", cfg.ipc_min);
     printf("  DPCOLL_SHM                             %d\n", cfg.shm);
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
+    if (cfg.push_max == DPC_PUSH_MAX_CACHE)
+        printf("  DPCOLL_PUSH_MAX                        %zu (this machine's L2 cache per core; "
+               "a job takes rank 0's)\n", dpc_config_cache_bytes());
+    else
+        printf("  DPCOLL_PUSH_MAX                        %zu\n", cfg.push_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
     /* without a tune file, a job on one node uses the one-node constants
      * (MPI_Init finds out where the processes are); show those too */

@@ -29,6 +29,10 @@ echo "== test_mpi_coll, nonblocking calls (MPI_I...), 3 ranks"
 DPC_TEST_MODE=nonblocking mpi 3 "$coll" || fail=1
 echo "== test_mpi_coll, persistent calls (..._init + MPI_Start), 2 ranks"
 DPC_TEST_MODE=persistent mpi 2 "$coll" || fail=1
+# the direct allgather writes into its peers up to DPCOLL_PUSH_MAX (a core's
+# cache) and reads from them beyond: the reading way at the small sizes too
+echo "== test_mpi_coll, one-sided allgathers reading at every size (DPCOLL_PUSH_MAX=0), 3 ranks"
+DPCOLL_PUSH_MAX=0 mpi 3 "$coll" || fail=1
 # MPI-4's large-count forms (MPI_Allreduce_c ...), which mpi4py 4 calls: the
 # results, and that each collective ran on libdpcoll (the stats; with the
 # _c forms going straight to the MPI library, this is what fails)
