@@ -47,6 +47,11 @@ size_t dpc_config_cache_bytes(void)
     return b > 0 ? (size_t)b : DPC_DEFAULT_PUSH_MAX;
 }
 
+size_t dpc_config_push_max(const dpc_config_t *cfg)
+{
+    return cfg->push_max == DPC_PUSH_MAX_CACHE ? dpc_config_cache_bytes() : cfg->push_max;
+}
+
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
 {
     const char *name = dpc_coll_name(c);
@@ -348,7 +353,8 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
             fprintf(f, "\n");
         }
     for (int i = 1; i < DPC_COST_SETS; i++)
-        fprintf(f, "%s_bytes = %zu   # calls moving this many bytes or more use the %s set%s\n",
+        fprintf(f, "%s_bytes = %zu   # calls whose buffers span this many bytes or more (per "
+                "rank, input and output) use the %s set%s\n",
                 dpc_cost_set_name[i], m->from[i], dpc_cost_set_suffix[i], i > 1 ? " (0: none)" : "");
     return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

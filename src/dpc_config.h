@@ -60,6 +60,9 @@ typedef struct dpc_config {
 /* This process's L2 cache per core in bytes (sysconf, then sysfs), or
  * DPC_DEFAULT_PUSH_MAX. */
 size_t dpc_config_cache_bytes(void);
+/* cfg's push_max, DPC_PUSH_MAX_CACHE made this process's cache size (a job
+ * then takes rank 0's: MPI_Init, dpcoll_tune) */
+size_t dpc_config_push_max(const dpc_config_t *cfg);
 
 void dpc_config_defaults(dpc_config_t *cfg);
 /* Reads the environment; on a bad value returns DPC_ERR_ARG with a message

@@ -63,15 +63,15 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
         /* (docs/bench/np2.tune, to 4 digits; np2_tune_fit.txt) */
-        .set = {{.alpha = 2.680e-7, .beta = 2.104e-10, .gamma = 2.522e-10, .alpha_rndv = 2.741e-6,
-                 .alpha_get = 8.686e-7, .alpha_call = 1.549e-7},
-                {.alpha = 4.397e-7, .beta = 3.106e-11, .gamma = 8.958e-11, .alpha_rndv = 2.741e-6,
-                 .alpha_get = 2.263e-7, .alpha_call = 3.969e-7},
-                {.alpha = 0, .beta = 6.930e-11, .gamma = 1.308e-10, .alpha_rndv = 1.654e-6,
-                 .alpha_get = 0, .alpha_call = 0},
-                {.alpha = 0, .beta = 9.558e-11, .gamma = 1.612e-10, .alpha_rndv = 0,
-                 .alpha_get = 2.445e-6, .alpha_call = 0}},
-        .from = {0, 2048, 2u << 20, 16u << 20}};
+        .set = {{.alpha = 2.848e-7, .beta = 2.232e-10, .gamma = 3.431e-10, .alpha_rndv = 2.591e-6,
+                 .alpha_get = 8.484e-7, .alpha_call = 1.289e-7},
+                {.alpha = 4.333e-7, .beta = 3.168e-11, .gamma = 9.196e-11, .alpha_rndv = 2.591e-6,
+                 .alpha_get = 3.415e-7, .alpha_call = 3.845e-7},
+                {.alpha = 0, .beta = 8.409e-11, .gamma = 1.274e-10, .alpha_rndv = 4.016e-6,
+                 .alpha_get = 6.893e-6, .alpha_call = 0},
+                {.alpha = 0, .beta = 1.304e-10, .gamma = 2.190e-10, .alpha_rndv = 0,
+                 .alpha_get = 1.493e-5, .alpha_call = 0}},
+        .from = {0, 2048, 2u << 20, 32u << 20}};
     return m;
 }
 
@@ -88,9 +88,21 @@ size_t dpc_coll_bytes(const dpc_coll_args_t *a)
     }
 }
 
+size_t dpc_coll_footprint(const dpc_coll_args_t *a)
+{
+    size_t n = dpc_coll_bytes(a), p = a->size > 0 ? (size_t)a->size : 1;
+    switch (a->coll) {
+    case DPC_BCAST: return n;
+    case DPC_REDUCE_SCATTER_BLOCK: case DPC_REDUCE_SCATTER:
+    case DPC_ALLGATHER: case DPC_ALLGATHERV:
+        return n + n / p;
+    default: return 2 * n;   /* allreduce, all-to-all */
+    }
+}
+
 const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a)
 {
-    size_t n = dpc_coll_bytes(a);
+    size_t n = dpc_coll_footprint(a);
     int i = DPC_COST_SETS - 1;
     while (i > 0 && !(m->from[i] && n >= m->from[i]))
         i--;

@@ -160,17 +160,30 @@ START_TEST(test_tune_file)
               fabs(r.set[1].alpha_call - 5e-7) < 1e-13 && r.set[2].alpha_call == 0);
     ck_assert(r.from[3] == 32u << 20 && fabs(r.set[3].beta - 7.5e-10) < 1e-17 &&
               fabs(r.set[3].alpha_get - 1.5e-5) < 1e-12 && fabs(r.set[3].alpha_call - 1e-7) < 1e-13);
-    /* the regime follows the bytes of the call */
-    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 16383};
+    /* the regime follows the bytes the call's buffers span: an allreduce's
+     * input and output, 2n (thresholds 64 KiB, 4 MiB, 32 MiB) */
+    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 8191};
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[0]);
-    a.count = 16384;
+    a.count = 8192;
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[1]);
-    a.count = (4u << 20) / sizeof(float) - 1;
+    a.count = (2u << 20) / sizeof(float) - 1;
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[1]);
     a.count++;
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[2]);
-    a.count = (32u << 20) / sizeof(float);
+    a.count = (16u << 20) / sizeof(float);
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[3]);
+    /* a bcast's one buffer n; an allgather's output n and own block n/p */
+    dpc_coll_args_t bc = {.coll = DPC_BCAST, .size = 4, .dtype = DPC_BYTE, .count = 65535};
+    ck_assert_uint_eq(dpc_coll_footprint(&bc), 65535);
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &bc), &r.set[0]);
+    bc.count = 65536;
+    ck_assert_ptr_eq(dpc_cost_regime(&r, &bc), &r.set[1]);
+    dpc_coll_args_t g = {.coll = DPC_ALLGATHER, .size = 4, .dtype = DPC_BYTE, .count = 1000};
+    ck_assert_uint_eq(dpc_coll_footprint(&g), 4000 + 1000);
+    g.in_place = true;   /* the same on every rank, in place or not */
+    ck_assert_uint_eq(dpc_coll_footprint(&g), 5000);
+    dpc_coll_args_t x = {.coll = DPC_ALLTOALL, .size = 4, .dtype = DPC_BYTE, .count = 1000};
+    ck_assert_uint_eq(dpc_coll_footprint(&x), 8000);
     ck_assert_int_eq(dpc_cost_nsets(&r), 4);
     FILE *f = fopen(path, "w");
     fprintf(f, "# only beta\nbeta = 1e-9\n");

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
     if (cfg.push_max == DPC_PUSH_MAX_CACHE)
         printf("  DPCOLL_PUSH_MAX                        %zu (this machine's L2 cache per core; "
-               "a job takes rank 0's)\n", dpc_config_cache_bytes());
+               "a job takes rank 0's)\n", dpc_config_push_max(&cfg));
     else
         printf("  DPCOLL_PUSH_MAX                        %zu\n", cfg.push_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");

@@ -29,10 +29,13 @@
 #include "dpc_cost.h"
 #include "dpcoll.h"
 
-/* a measurement: time t, and the model's coefficient of each constant
- * (alpha, beta, gamma, alpha_rndv, alpha_call, alpha_get) */
+/* a measurement: time t, the bytes its buffers span (cb: what picks the
+ * set of constants, dpc_coll_footprint), and the model's coefficient of
+ * each constant (alpha, beta, gamma, alpha_rndv, alpha_call, alpha_get) */
 #define NCONST 6
 typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, k[NCONST]; } point_t;
+static const char *const const_name[NCONST] = {"alpha", "beta", "gamma", "alpha_rndv",
+                                               "alpha_call", "alpha_get"};
 /* what counts as the model predicting a measurement */
 #define TOLERANCE 0.30
 
@@ -42,11 +45,14 @@ static int cmpd(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* DPCOLL_PUSH_MAX as the shim takes it: rank 0's (main) */
+static size_t push_max;
+
 /* arguments as the shim builds them for these calls */
 static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
 {
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
-                         .seg_bytes = DPC_DEFAULT_SEG_BYTES};
+                         .seg_bytes = DPC_DEFAULT_SEG_BYTES, .push_max = push_max};
     size_t n = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
     switch (coll) {
     case DPC_ALLREDUCE: a.count = n; break;
@@ -61,9 +67,16 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
 {
     double *t = malloc(sizeof(double) * (size_t)reps);
     int n = (int)a->count;
-    int warm = warmup_calls(dpc_coll_bytes(a), 2);
+    int warm = warmup_calls(dpc_coll_bytes(a), 2), rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     for (int k = -warm; k < reps; k++) {
         int one = 1, s;
+        /* the root's data just written before each bcast, untimed, as
+         * dpcoll_bench does (a peer reading lines still in the root's cache
+         * is slower than reading ones it has long left: a 2-rank direct
+         * bcast of 1 MiB, 45 us against 18) */
+        if (coll == DPC_BCAST && rank == 0)
+            memcpy(out, in, (size_t)n);
         MPI_Allreduce(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         switch (coll) {
@@ -93,8 +106,8 @@ static double rel_error(const point_t *p, const double x[NCONST])
     return e;
 }
 
-/* least squares over the columns in mask, on the points whose call bytes
- * are in [lo, hi), each row scaled by 1/t (relative errors); returns the
+/* least squares over the columns in mask, on the points whose buffers
+ * span [lo, hi) bytes, each row scaled by 1/t (relative errors); returns the
  * residual */
 static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, double x[NCONST])
 {
@@ -193,6 +206,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     const char *out_path = argc > 1 ? argv[1] : "dpcoll.tune";
+    const char *points_path = argc > 2 ? argv[2] : NULL;   /* the measurements, as CSV */
+    dpc_config_t cfg;
+    char err[256];
+    dpc_config_defaults(&cfg);
+    if (dpc_config_read(&cfg, err, sizeof(err)) != DPC_OK)
+        dpc_config_defaults(&cfg);   /* (MPI_Init has said what is wrong) */
+    long long pm = (long long)dpc_config_push_max(&cfg);
+    PMPI_Bcast(&pm, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    push_max = (size_t)pm;
     size_t maxb = 64u << 20;
     float *in = malloc(maxb + 64), *out = malloc(maxb * (size_t)p + 64);
     for (size_t i = 0; i < maxb / sizeof(float); i++)
@@ -213,7 +235,7 @@ int main(int argc, char **argv)
                 int reps = bytes >= (1u << 20) ? 9 : bytes >= (32u << 10) ? 51 : 201;
                 pt[n].al = *al;
                 pt[n].bytes = bytes;
-                pt[n].cb = dpc_coll_bytes(&a);
+                pt[n].cb = dpc_coll_footprint(&a);   /* what picks the set */
                 pt[n].t = time_call(colls[ci], &a, in, out, reps);
                 for (int j = 0; j < NCONST; j++) {
                     double unit[NCONST] = {0};
@@ -227,23 +249,28 @@ int main(int argc, char **argv)
         }
     /* one set of constants, or two, three or four, split at the thresholds
      * that fit best (small messages; data in a core's cache; in the shared
-     * cache; from memory). Each range between two candidate thresholds is
-     * fitted once; a set must span at least MIN_SIZES sizes, so that no set
-     * is fitted to a single size's measurements. */
-    enum { NB = 17, MIN_SIZES = 3 };
+     * cache; from memory), among the powers of two from 2 KiB to 64 MiB of
+     * the bytes a call's buffers span. Each range between two candidate
+     * thresholds is fitted once; a set must span at least MIN_SIZES sizes
+     * of call, so that no set is fitted to a single size's measurements. */
+    enum { NB = 18, MIN_SIZES = 3 };
     size_t bound[NB + 1];
     int nb = 0;
     bound[nb++] = 0;
-    for (size_t t = 2048; t <= (32u << 20); t *= 2)
+    for (size_t t = 2048; t <= (64u << 20); t *= 2)
         bound[nb++] = t;
     bound[nb++] = SIZE_MAX;
     static double res[NB + 1][NB + 1];
     static dpc_cost_params_t par[NB + 1][NB + 1];
     for (int i = 0; i < nb; i++)
         for (int j = i + 1; j < nb; j++) {
-            int sizes = 0;   /* distinct sizes of call in [bound i, bound j) */
-            for (size_t b = 8; b <= maxb; b *= 2)
-                sizes += b >= bound[i] && b < bound[j];
+            int sizes = 0;   /* distinct sizes of call whose buffers span [bound i, bound j) */
+            for (size_t b = 8; b <= maxb; b *= 2) {
+                bool seen = false;
+                for (int k = 0; k < n && !seen; k++)
+                    seen = pt[k].bytes == b && pt[k].cb >= bound[i] && pt[k].cb < bound[j];
+                sizes += seen;
+            }
             res[i][j] = sizes >= MIN_SIZES ? best_fit(pt, n, bound[i], bound[j], &par[i][j])
                                            : INFINITY;
         }
@@ -303,6 +330,24 @@ int main(int argc, char **argv)
         printf("\n");
         dpc_cost_model_print(stdout, &m, "");
         printf("%d of %d measurements within 30%% of the model\n", within, n);
+        FILE *pf = points_path ? fopen(points_path, "w") : NULL;
+        if (pf) {   /* every measurement and its coefficients, to fit otherwise */
+            fprintf(pf, "collective,algorithm,bytes,call_bytes,seconds");
+            for (int j = 0; j < NCONST; j++)
+                fprintf(pf, ",k_%s", const_name[j]);
+            fprintf(pf, "\n");
+            for (int i = 0; i < n; i++) {
+                fprintf(pf, "%s,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), pt[i].al->name,
+                        pt[i].bytes, pt[i].cb, pt[i].t);
+                for (int j = 0; j < NCONST; j++)
+                    fprintf(pf, ",%.9e", pt[i].k[j]);
+                fprintf(pf, "\n");
+            }
+            fclose(pf);
+            printf("wrote the measurements to %s\n", points_path);
+        } else if (points_path) {
+            printf("could not write %s\n", points_path);
+        }
         if (dpc_tune_write(out_path, &m, comment) == DPC_OK)
             printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);
         else
