@@ -314,6 +314,10 @@ int main(int argc, char **argv)
             /* one panel per collective: native and each algorithm, busbw vs size */
             fprintf(fp, "set datafile separator ','\nset terminal pngcairo noenhanced size 1400,%d font ',10'\n"
                         "set output '%.*s.png'\nset logscale x 2\nset key left top\nset grid\n"
+                        /* sizes as people write them, not 1.04858e+06 */
+                        "set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, "
+                        "'256K' 262144, '2M' 2097152, '16M' 16777216, '128M' 134217728, "
+                        "'1G' 1073741824)\n"
                         "set multiplot layout %d,1\n", 380 * NC, (int)(strlen(plot) - (strstr(plot, ".gp") ? 3 : 0)),
                     plot, NC);
             for (int c = 0; c < NC; c++) {
