@@ -45,7 +45,7 @@ void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent
     int n = dpc_cost_nsets(m);
     for (int i = 0; i < n; i++) {
         dpc_cost_params_t c = m->set[i];
-        fprintf(f, "%s%s calls, from %zu bytes:", indent, n == 1 ? "all" : dpc_cost_set_name[i],
+        fprintf(f, "%s%s calls, buffers from %zu bytes:", indent, n == 1 ? "all" : dpc_cost_set_name[i],
                 m->from[i]);
         for (int k = 0; k < DPC_COST_NFIELDS; k++) {
             double v = *dpc_cost_field(&c, k);
