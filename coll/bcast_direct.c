@@ -11,18 +11,21 @@
  * cross-memory copies on its two cores take as long as one (12 GB/s each),
  * where one 4 MiB copy takes twice as long.
  *
- * The split: when what the root would write in all, (p-1) n, is under
- * 1 MiB, the root writes everything (its data is in its cache, and writing
- * from there beats being read from there: 2 ranks, 256 KiB just written by
- * the root, root writes all 14.7 us, half 26.9 us, none 38.6 us). From
- * there on the work is balanced: the root writes n/p bytes into each of
+ * The split, balanced at every size: the root writes n/p bytes into each of
  * the p-1 others ((p-1) n/p in all), and each of them reads the other
  * (p-1) n/p (4 MiB: half 452 us, all 595 us). The tail starts on a
- * 64-byte boundary. (Not DPCOLL_PUSH_MAX, the cache size up to which the
- * direct allgather writes rather than reads: there every rank copies its
- * share either way, here the split puts the second core to work. With the
- * root writing all up to 2 MiB, 1 and 2 MiB took 64 and 196-202 us against
- * the split's 45-46 and 102.)
+ * 64-byte boundary. Up to session 9 the root wrote everything below 1 MiB
+ * (2 ranks, 64-512 KiB: 3.6-18.4 us, 2.2-2.4x MPICH, against the split's
+ * 4.7-21.6 us), but that was the benchmark's caches: the root had written
+ * the other rank's buffer the call before, and its lines were still in the
+ * root's cache. When the other rank reads its result between calls, as a
+ * program does (dpcoll_bench -t), the root writing all took 8.7-35 us
+ * (0.86-1.2x MPICH, slower than it at 64 and 128 KiB), the split 6.0-25
+ * us (1.36-1.74x); the other rank reading all is MPICH's own way (1.0x).
+ * (Nor does the root write all up to DPCOLL_PUSH_MAX, as the direct
+ * allgather writes: there every rank copies its share either way, here
+ * the split puts the second core to work; 1 and 2 MiB written by the root
+ * took 64 and 196-202 us against the split's 45-46 and 102.)
  *
  * Synchronisation: the root sends its buffer's descriptor to every rank and
  * receives theirs; when a rank has read its head it says "done" to the
@@ -31,20 +34,15 @@
  *
  * Restrictions: host memory on a transport with one-sided access.
  * Cost (n bytes): (p-1) (2 alpha + alpha_get) + the larger of the
- *   root's and another rank's copying: (p-1)/p n beta when balanced,
- *   (p-1) n beta when the root writes all.
+ *   root's and another rank's copying, (p-1)/p n beta.
  * Messages: the root 2 (p-1) (descriptors, "done"), every other rank 2.
  */
 #include "config.h"
 #include "direct.h"
 
-#define ROOT_WRITES_ALL_BELOW (1u << 20)
-
 /* Bytes the root writes into each other rank: the tail of the buffer. */
 static size_t tail_bytes(size_t n, int p)
 {
-    if ((size_t)(p - 1) * n < ROOT_WRITES_ALL_BELOW)
-        return n;
     return n / (size_t)p / 64 * 64;
 }
 

@@ -59,9 +59,10 @@ typedef struct dpc_coll_args {
     size_t seg_bytes;   /* pipeline segment size for chunked algorithms; 0 = default */
     bool one_sided;     /* the transport can read peers' memory (host buffers): the
                          * same on every rank, as the transport and library are */
-    size_t push_max;    /* one-sided allgathers whose whole output is at most this many
-                         * bytes write each rank's block into its peers' outputs instead
-                         * of having the peers read it (DPCOLL_PUSH_MAX; 0: never) */
+    size_t push_min, push_max;  /* one-sided allgathers whose whole output is from push_min
+                         * to push_max bytes write each rank's block into its peers'
+                         * outputs instead of having the peers read it (DPC_PUSH_MIN,
+                         * DPCOLL_PUSH_MAX; push_max 0: never) */
 } dpc_coll_args_t;
 
 /* Alpha-beta-gamma (Hockney) cost parameters: a message of n bytes costs

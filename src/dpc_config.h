@@ -55,6 +55,8 @@ typedef struct dpc_config {
  * against 627-641 us at 8 MiB (beyond the cache, writes into the other
  * core's lines cost more than reads). */
 #define DPC_PUSH_MAX_CACHE ((size_t)-1)
+/* ... and from this many bytes (coll/allgather_direct.c has the figures) */
+#define DPC_PUSH_MIN (256u << 10)
 /* when the cache size cannot be found */
 #define DPC_DEFAULT_PUSH_MAX (1u << 20)
 /* This process's L2 cache per core in bytes (sysconf, then sysfs), or

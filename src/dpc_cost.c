@@ -63,15 +63,15 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
         /* (docs/bench/np2.tune, to 4 digits; np2_tune_fit.txt) */
-        .set = {{.alpha = 2.848e-7, .beta = 2.232e-10, .gamma = 3.431e-10, .alpha_rndv = 2.591e-6,
-                 .alpha_get = 8.484e-7, .alpha_call = 1.289e-7},
-                {.alpha = 4.333e-7, .beta = 3.168e-11, .gamma = 9.196e-11, .alpha_rndv = 2.591e-6,
-                 .alpha_get = 3.415e-7, .alpha_call = 3.845e-7},
-                {.alpha = 0, .beta = 8.409e-11, .gamma = 1.274e-10, .alpha_rndv = 4.016e-6,
-                 .alpha_get = 6.893e-6, .alpha_call = 0},
-                {.alpha = 0, .beta = 1.304e-10, .gamma = 2.190e-10, .alpha_rndv = 0,
-                 .alpha_get = 1.493e-5, .alpha_call = 0}},
-        .from = {0, 2048, 2u << 20, 32u << 20}};
+        .set = {{.alpha = 2.265e-7, .beta = 1.885e-10, .gamma = 2.684e-10, .alpha_rndv = 2.435e-6,
+                 .alpha_get = 1.032e-6, .alpha_call = 1.833e-7},
+                {.alpha = 4.914e-7, .beta = 3.241e-11, .gamma = 8.479e-11, .alpha_rndv = 2.435e-6,
+                 .alpha_get = 4.743e-7, .alpha_call = 3.939e-7},
+                {.alpha = 0, .beta = 7.918e-11, .gamma = 1.338e-10, .alpha_rndv = 0,
+                 .alpha_get = 4.438e-6, .alpha_call = 0},
+                {.alpha = 0, .beta = 1.230e-10, .gamma = 2.111e-10, .alpha_rndv = 0,
+                 .alpha_get = 1.135e-5, .alpha_call = 0}},
+        .from = {0, 4096, 2u << 20, 32u << 20}};
     return m;
 }
 

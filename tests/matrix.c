@@ -233,7 +233,7 @@ static int world_make(world_t *w, const mx_case_t *c)
         a->in_place = c->in_place && coll != DPC_BCAST;
         a->root = coll == DPC_BCAST && c->in_place ? p - 1 : 0;
         a->seg_bytes = c->seg_bytes;
-        a->push_max = c->push_max;
+        a->push_max = c->push_max;   /* (push_min 0: from the smallest call) */
         a->one_sided = true;       /* the simulator reads peers' memory too */
         a->count = c->count;
         size_t sn = 0, rn = 0;

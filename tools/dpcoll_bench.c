@@ -96,6 +96,35 @@ static void refill(int c, bufs_t *b, size_t count, float *out)
         memcpy(out, b->in, sizeof(float) * count);
 }
 
+/* -t: the caches as a program leaves them, the producer of a call's input
+ * and the consumer of its output being the rank itself (a training step
+ * writes the gradients it all-reduces and reads the result). Without it
+ * the buffers are left as the collectives themselves leave them, where a
+ * rank that wrote into a peer's output last time may still hold those lines
+ * in its own cache: that favours writing into peers over reading from them,
+ * which a program that reads its results does not see. */
+static int touch;
+static volatile float touch_sink;
+static size_t out_elems(int c, size_t count);
+static void produce(int c, bufs_t *b, size_t count)
+{
+    /* every line of the input written (with the value it holds: the
+     * results stay checkable); a bcast's root refills (refill) */
+    size_t n = c == C_RS || c == C_ALLTOALL ? count * (size_t)size : count;
+    volatile float *v = b->in;
+    if (c != C_BCAST)
+        for (size_t i = 0; i < n; i += 16)
+            v[i] = v[i];
+}
+static void consume(int c, const float *out, size_t count)
+{
+    float s = 0;
+    size_t n = out_elems(c, count);
+    for (size_t i = 0; i < n; i += 16)   /* every line of the output read */
+        s += out[i];
+    touch_sink = s;
+}
+
 static size_t out_elems(int c, size_t count)
 {
     return c == C_RS ? count : (c == C_ALLGATHER || c == C_ALLTOALL) ? count * (size_t)size : count;
@@ -132,10 +161,14 @@ static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, doub
         for (int side = 0; side < 2; side++) {
             for (int k = 0; k < batch && done[side] < reps; k++) {
                 refill(c, b, count, side ? b->ref : b->out);
+                if (touch)
+                    produce(c, b, count);
                 sync_with(side);
                 double t0 = MPI_Wtime();
                 run(c, side, b, count, side ? b->ref : b->out);
                 t[side][done[side]++] = MPI_Wtime() - t0;
+                if (touch)
+                    consume(c, side ? b->ref : b->out, count);
             }
         }
     double med[2], mx[2];
@@ -178,7 +211,9 @@ static void usage(void)
                "  -a MODE    'all' (every algorithm and auto, default) or 'auto'\n"
                "  -o FILE    also write CSV\n"
                "  -p FILE    also write a gnuplot script plotting busbw vs size (run: gnuplot FILE)\n"
-               "  -q         no table on stdout (CSV/plot only)\n");
+               "  -q         no table on stdout (CSV/plot only)\n"
+               "  -t         producer/consumer caches: before each call every rank writes its input\n"
+               "             (a bcast's root its buffer), after it reads its output; both untimed\n");
 }
 
 static size_t parse_size(const char *s)
@@ -202,7 +237,7 @@ int main(int argc, char **argv)
     int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
     const char *csv = NULL, *plot = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qh")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qth")) != -1) {
         switch (opt) {
         case 'c':
             for (int c = 0; c < NC; c++)
@@ -216,6 +251,7 @@ int main(int argc, char **argv)
         case 'o': csv = optarg; break;
         case 'p': plot = optarg; break;
         case 'q': quiet = 1; break;
+        case 't': touch = 1; break;
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
@@ -238,7 +274,9 @@ int main(int argc, char **argv)
                     "native_us,native_busbw_GBs,speedup,model_us\n");
     if (rank == 0 && !quiet)
         printf("# dpcoll_bench: %d ranks, float, sum; medians of %d repeats (slowest rank); "
-               "native = the MPI library's own collective, same buffers, same run\n", size, reps);
+               "native = the MPI library's own collective, same buffers, same run%s\n", size, reps,
+               touch ? "; each rank writes its input before each call and reads its output after "
+                       "(-t)" : "");
     double logsum[NC] = {0};
     int nlog[NC] = {0}, model_rows = 0, model_within = 0;
     for (int c = 0; c < NC; c++) {

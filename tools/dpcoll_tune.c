@@ -52,7 +52,8 @@ static size_t push_max;
 static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
 {
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
-                         .seg_bytes = DPC_DEFAULT_SEG_BYTES, .push_max = push_max};
+                         .seg_bytes = DPC_DEFAULT_SEG_BYTES, .push_min = DPC_PUSH_MIN,
+                         .push_max = push_max};
     size_t n = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
     switch (coll) {
     case DPC_ALLREDUCE: a.count = n; break;

@@ -277,7 +277,7 @@ static bool same_args(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
            x->sbuf == y->sbuf && x->rbuf == y->rbuf && x->in_place == y->in_place &&
            x->count == y->count && x->dtype == y->dtype && x->op == y->op &&
            x->root == y->root && x->seg_bytes == y->seg_bytes && x->one_sided == y->one_sided &&
-           x->push_max == y->push_max &&
+           x->push_min == y->push_min && x->push_max == y->push_max &&
            !x->counts && !y->counts && !x->displs && !y->displs && !x->scounts && !y->scounts &&
            !x->sdispls && !y->sdispls;
 }
@@ -304,6 +304,7 @@ int dpc_op_start(dpc_req_t *op)
     a->rank = c->rank;
     a->size = c->size;
     a->seg_bytes = dpc_g.cfg.seg_bytes;
+    a->push_min = DPC_PUSH_MIN;
     a->push_max = dpc_g.cfg.push_max;
     /* schedules run on host memory (device buffers are staged) */
     a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
