@@ -89,8 +89,8 @@ struct dpc_sched {
         uint32_t tag_off, tag_span;
         int first;
     } sub;
-    int *waiting;            /* peers in flight at failure */
-    bool *waiting_send;      /* ... and whether each was a send (or put) */
+    struct { int peer; bool sending; } *waiting;   /* steps in flight at failure: their
+                                                     * peers, and whether a send (or put) */
     int nwaiting;
     dpc_sched_stats_t stats;
 };
@@ -437,10 +437,12 @@ static dpc_status_t run_local_part(dpc_sched_t *s, step_t *st, size_t from, size
     if (st->kind == STEP_COPY) {
         char *d = (char *)st->dst + from;
         const char *a = (const char *)st->a + from;
-        if (n && st->dst != st->a && overlap)
-            memmove(d, a, n);
-        else if (n && st->dst != st->a)   /* (the whole step's size picks the kind of stores) */
-            dpc_copy(d, a, n, st->count >= DPC_STREAM_COPY_MIN);
+        if (n && st->dst != st->a) {
+            if (overlap)
+                memmove(d, a, n);
+            else   /* (the whole step's size picks the kind of stores) */
+                dpc_copy(d, a, n, st->count >= DPC_STREAM_COPY_MIN);
+        }
         return DPC_OK;
     }
     if (st->kind == STEP_REDUCE) {
@@ -784,20 +786,24 @@ launch:
     return dpc_sched_test(s) == DPC_INPROGRESS ? DPC_OK : s->status;
 }
 
-static void record_waiting(dpc_sched_t *s)
+static void forget_waiting(dpc_sched_t *s)
 {
     free(s->waiting);
-    free(s->waiting_send);
+    s->waiting = NULL;
     s->nwaiting = 0;
-    s->waiting = malloc(sizeof(int) * (size_t)(s->inflight ? s->inflight : 1));
-    s->waiting_send = malloc(sizeof(bool) * (size_t)(s->inflight ? s->inflight : 1));
-    if (!s->waiting || !s->waiting_send)
+}
+
+static void record_waiting(dpc_sched_t *s)
+{
+    forget_waiting(s);
+    s->waiting = malloc(sizeof(*s->waiting) * (size_t)(s->inflight ? s->inflight : 1));
+    if (!s->waiting)
         return;
     for (int i = 0; i < s->nsteps; i++)
         if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0) {
-            s->waiting_send[s->nwaiting] =
+            s->waiting[s->nwaiting].peer = s->steps[i].peer;
+            s->waiting[s->nwaiting++].sending =
                 s->steps[i].kind == STEP_SEND || s->steps[i].kind == STEP_PUT;
-            s->waiting[s->nwaiting++] = s->steps[i].peer;
         }
 }
 
@@ -887,11 +893,7 @@ static void reset(dpc_sched_t *s)
     for (int i = 0; i < s->nscratch; i++)
         free(s->scratch[i]);
     pool_release(s);
-    free(s->waiting);
-    free(s->waiting_send);
-    s->waiting = NULL;
-    s->waiting_send = NULL;
-    s->nwaiting = 0;
+    forget_waiting(s);
     s->nscratch = 0;
     s->nsteps = s->nedges = 0;
     s->ready_head = s->ready_tail = s->ready_scan = 0;
@@ -965,11 +967,7 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
         (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
         return DPC_ERR_STATE;
     release_regions(s);
-    free(s->waiting);
-    free(s->waiting_send);
-    s->waiting = NULL;
-    s->waiting_send = NULL;
-    s->nwaiting = 0;
+    forget_waiting(s);
     for (int i = 0; i < s->nsteps; i++) {
         step_t *st = &s->steps[i];
         st->state = ST_WAITING;
@@ -1005,7 +1003,7 @@ int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
 {
     if (s->state == S_FAILED) {
         for (int i = 0; i < s->nwaiting && i < max; i++)
-            peers[i] = s->waiting[i];
+            peers[i] = s->waiting[i].peer;
         return s->nwaiting;
     }
     int n = 0;
@@ -1046,15 +1044,15 @@ void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
             /* list each peer once */
             int seen = 0;
             for (int j = 0; j < i; j++)
-                seen |= s->waiting[j] == s->waiting[i];
+                seen |= s->waiting[j].peer == s->waiting[i].peer;
             if (seen)
                 continue;
             /* and what for: a send not taken, or a message not come */
             int sends = 0, recvs = 0;
             for (int j = i; j < s->nwaiting; j++)
-                if (s->waiting[j] == s->waiting[i])
-                    s->waiting_send[j] ? sends++ : recvs++;
-            n = snprintf(buf + off, len - off, "%s %d (", i ? "," : "", s->waiting[i]);
+                if (s->waiting[j].peer == s->waiting[i].peer)
+                    s->waiting[j].sending ? sends++ : recvs++;
+            n = snprintf(buf + off, len - off, "%s %d (", i ? "," : "", s->waiting[i].peer);
             off += n > 0 ? (size_t)n : 0;
             if (sends && off < len) {
                 n = snprintf(buf + off, len - off, "%d send%s%s", sends, sends > 1 ? "s" : "",
