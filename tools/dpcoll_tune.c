@@ -333,7 +333,7 @@ int main(int argc, char **argv)
         printf("%d of %d measurements within 30%% of the model\n", within, n);
         FILE *pf = points_path ? fopen(points_path, "w") : NULL;
         if (pf) {   /* every measurement and its coefficients, to fit otherwise */
-            fprintf(pf, "collective,algorithm,bytes,call_bytes,seconds");
+            fprintf(pf, "collective,algorithm,bytes,buffer_bytes,seconds");
             for (int j = 0; j < NCONST; j++)
                 fprintf(pf, ",k_%s", const_name[j]);
             fprintf(pf, "\n");
