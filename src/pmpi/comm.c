@@ -4,6 +4,17 @@
  * is freed. The context id that goes into every tag is agreed by all
  * members: an allreduce (AND) of the ids each member has free picks the
  * lowest id free everywhere; never a local pointer or handle.
+ *
+ * With MPI_THREAD_MULTIPLE two threads may set up two communicators at
+ * once. Both offers would then list the same free ids, and both
+ * communicators would get the same id: their messages would match each
+ * other's (wrong sums, seen in test_mpi_misc's threads test). So one
+ * agreement at a time per process offers the free ids; a thread that
+ * comes while another's is in flight offers none, which makes the AND
+ * empty on every member alike, and all of them try again after a random
+ * pause (which breaks the tie when two ranks gave the offer to different
+ * communicators). An extra word says whether every member offered: an
+ * empty AND of full offers means the ids are used up.
  */
 #include "config.h"
 #include "shim.h"
@@ -12,16 +23,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NCTX (1 << DPC_UCX_CTX_BITS)
 #define NWORDS (NCTX / 64)
+
+/* dpc_g.ctx_used, and whether an agreement holds the offer (see the top);
+ * never held while communicating or while taking dpc_g.lock */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool ctx_offered;
 
 static void comm_state_free(dpc_comm_t *c)
 {
     if (!c)
         return;
-    if (c->ctx > 0)
+    if (c->ctx > 0) {
+        pthread_mutex_lock(&ctx_lock);
         dpc_g.ctx_used[c->ctx / 64] &= ~(UINT64_C(1) << (c->ctx % 64));
+        pthread_mutex_unlock(&ctx_lock);
+    }
     dpc_sched_destroy(c->spare);
     for (int i = 0; i < DPC_REPLAY_SLOTS; i++)
         dpc_sched_destroy(c->replay[i].s);
@@ -70,38 +90,67 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Agree on a context id over comm; bounded by the timeout like everything. */
+/* Longest pause between two tries of a context agreement (microseconds). */
+#define CTX_RETRY_MAX_US 1000
+
+/* Agree on a context id over comm (see the top); bounded by the timeout
+ * like everything. */
 static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
 {
-    uint64_t mine[NWORDS], all[NWORDS];
-    MPI_Request req;
-    for (int i = 0; i < NWORDS; i++)
-        mine[i] = ~dpc_g.ctx_used[i];
-    int rc = PMPI_Iallreduce(mine, all, NWORDS, MPI_UINT64_T, MPI_BAND, comm, &req);
-    if (rc != MPI_SUCCESS)
-        return rc;
     double t0 = now_s(), limit = dpc_g.cfg.timeout_s;
-    int done = 0;
-    while (!done) {
-        PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            break;
-        if (limit > 0 && now_s() - t0 > limit)
-            return dpc_raise(comm, MPI_ERR_OTHER,
-                             "%s: timed out after %.0f s agreeing on a context id for a new "
-                             "communicator (DPCOLL_TIMEOUT): not every member called it",
-                             call, limit);
-        sched_yield();
-    }
-    for (int w = 0; w < NWORDS; w++)
-        if (all[w]) {
-            int ctx = w * 64 + __builtin_ctzll(all[w]);
-            dpc_g.ctx_used[w] |= UINT64_C(1) << (ctx % 64);
+    unsigned seed = (unsigned)(t0 * 1e9) ^ (unsigned)(uintptr_t)&t0;
+    for (unsigned round = 0;; round++) {
+        uint64_t mine[NWORDS + 1], all[NWORDS + 1];
+        pthread_mutex_lock(&ctx_lock);
+        bool offer = !ctx_offered;
+        ctx_offered |= offer;
+        for (int i = 0; i < NWORDS; i++)
+            mine[i] = offer ? ~dpc_g.ctx_used[i] : 0;
+        pthread_mutex_unlock(&ctx_lock);
+        mine[NWORDS] = offer ? ~UINT64_C(0) : 0;
+        MPI_Request req;
+        int rc = PMPI_Iallreduce(mine, all, NWORDS + 1, MPI_UINT64_T, MPI_BAND, comm, &req);
+        int done = 0;
+        while (rc == MPI_SUCCESS && !done) {
+            PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            if (done)
+                break;
+            if (limit > 0 && now_s() - t0 > limit)
+                rc = dpc_raise(comm, MPI_ERR_OTHER,
+                               "%s: timed out after %.0f s agreeing on a context id for a new "
+                               "communicator (DPCOLL_TIMEOUT): not every member called it",
+                               call, limit);
+            else
+                sched_yield();
+        }
+        pthread_mutex_lock(&ctx_lock);
+        if (offer)
+            ctx_offered = false;
+        int ctx = -1;
+        for (int w = 0; rc == MPI_SUCCESS && w < NWORDS && ctx < 0; w++)
+            if (all[w]) {
+                ctx = w * 64 + __builtin_ctzll(all[w]);
+                dpc_g.ctx_used[w] |= UINT64_C(1) << (ctx % 64);
+            }
+        pthread_mutex_unlock(&ctx_lock);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (ctx >= 0) {
             *ctx_p = ctx;
             return MPI_SUCCESS;
         }
-    return dpc_raise(comm, MPI_ERR_INTERN, "%s: all %d libdpcoll context ids are in use "
-                     "(too many live communicators)", call, NCTX);
+        if (all[NWORDS])
+            return dpc_raise(comm, MPI_ERR_INTERN, "%s: all %d libdpcoll context ids are in use "
+                             "(too many live communicators)", call, NCTX);
+        if (limit > 0 && now_s() - t0 > limit)
+            return dpc_raise(comm, MPI_ERR_OTHER,
+                             "%s: timed out after %.0f s agreeing on a context id for a new "
+                             "communicator (DPCOLL_TIMEOUT): other threads' agreements kept "
+                             "taking the turn", call, limit);
+        /* another thread's agreement had the offer on some member */
+        unsigned cap = round < 7 ? 8u << round : CTX_RETRY_MAX_US;
+        usleep((useconds_t)(rand_r(&seed) % (cap > CTX_RETRY_MAX_US ? CTX_RETRY_MAX_US : cap)));
+    }
 }
 
 int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p)

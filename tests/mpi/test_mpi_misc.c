@@ -167,15 +167,24 @@ START_TEST(test_dup_free_cycles)
 }
 END_TEST
 
+/* One thread's communicator and its data: each thread's values are its
+ * own (base), so that messages of one communicator taken for the other's
+ * (both given the same libdpcoll context id when their first calls agree
+ * on one at the same time) show as wrong sums. */
+typedef struct { MPI_Comm c; long base; } thread_arg_t;
+#define THREAD_ROUNDS 10
+#define THREAD_CALLS 40
+
 static void *thread_body(void *arg)
 {
-    MPI_Comm c = *(MPI_Comm *)arg;
+    MPI_Comm c = ((thread_arg_t *)arg)->c;
+    long base = ((thread_arg_t *)arg)->base;
     int p;
     MPI_Comm_size(c, &p);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < THREAD_CALLS; i++) {
         long in[64], out[64];
         for (int k = 0; k < 64; k++)
-            in[k] = t_rank * 1000 + i + k;
+            in[k] = base + t_rank * 1000 + i + k;
         if (i % 2) {        /* every other one nonblocking, tested to completion */
             MPI_Request r;
             int done = 0;
@@ -186,7 +195,7 @@ static void *thread_body(void *arg)
             MPI_Allreduce(in, out, 64, MPI_LONG, MPI_SUM, c);
         }
         for (int k = 0; k < 64; k++)
-            if (out[k] != 1000L * p * (p - 1) / 2 + (long)p * (i + k)) {
+            if (out[k] != p * base + 1000L * p * (p - 1) / 2 + (long)p * (i + k)) {
                 t_fail("thread allreduce %d: element %d wrong", i, k);
                 break;
             }
@@ -202,17 +211,22 @@ START_TEST(test_threads)
         t_agree("threads (MPI_THREAD_MULTIPLE not provided)");
         return;
     }
-    MPI_Comm c[2];
-    MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
-    MPI_Comm_dup(MPI_COMM_WORLD, &c[1]);
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-        pthread_create(&th[i], NULL, thread_body, &c[i]);
-    for (int i = 0; i < 2; i++)
-        pthread_join(th[i], NULL);
-    t_cases += 400;
-    MPI_Comm_free(&c[0]);
-    MPI_Comm_free(&c[1]);
+    /* fresh communicators each round, so that every round's first calls
+     * set up their libdpcoll state at the same moment in both threads */
+    for (int round = 0; round < THREAD_ROUNDS; round++) {
+        MPI_Comm c[2];
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c[1]);
+        pthread_t th[2];
+        thread_arg_t ta[2] = {{c[0], 0}, {c[1], 1000000}};
+        for (int i = 0; i < 2; i++)
+            pthread_create(&th[i], NULL, thread_body, &ta[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        t_cases += 2 * THREAD_CALLS;
+        MPI_Comm_free(&c[0]);
+        MPI_Comm_free(&c[1]);
+    }
     t_agree("two threads, two communicators, blocking and nonblocking");
 }
 END_TEST
