@@ -201,8 +201,7 @@ static int greq_wait(int count, void **extras, double timeout, MPI_Status *statu
         dpc_req_t *op = extras[i];
         if (op->completed)
             continue;
-        if (op->running)
-            dpc_op_wait(op);
+        dpc_op_wait(op);   /* (returns at once if it has ended) */
         op_finish_request(op);
     }
     return MPI_SUCCESS;
@@ -231,8 +230,7 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
         err = PMPIX_Grequest_class_allocate(dpc_g.greq_class, op, &op->req);
         if (err != MPI_SUCCESS) {
             /* cannot hand it out: finish it here, then report */
-            if (op->running)
-                dpc_op_wait(op);
+            dpc_op_wait(op);
             dpc_op_complete(op);
             err = dpc_raise(op->comm, MPI_ERR_INTERN, "%s: cannot create a request", j->call);
         }
@@ -244,11 +242,10 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
     }
     /* (err was raised through the handler already) */
     *req = op->req;
-    if (op->running) {
-        dpc_lock(true);
+    dpc_lock(true);   /* (running is the progress thread's to change) */
+    if (op->running)
         pthread_cond_signal(&dpc_g.prog_cv);
-        dpc_unlock(true);
-    }
+    dpc_unlock(true);
     return MPI_SUCCESS;
 }
 
@@ -281,11 +278,10 @@ void dpc_nbc_reap(bool all)
         dpc_unlock(true);
         if (!victim)
             return;
-        if (!all && !victim->done)
+        if (!all && !dpc_op_ended(victim))
             return;      /* still running: another time */
         bool was_freed = victim->freed;
-        if (victim->running)
-            dpc_op_wait(victim);
+        dpc_op_wait(victim);
         /* MPI called free_fn already (was_freed): it will not again, so the
          * op goes here; otherwise completing the request calls it */
         op_finish_request(victim);

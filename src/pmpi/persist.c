@@ -71,16 +71,14 @@ static int start(dpc_req_t *op)
         return rc;
     rc = PMPI_Start(&op->req);
     if (rc != MPI_SUCCESS) {
-        if (op->running)
-            dpc_op_wait(op);
+        dpc_op_wait(op);
         dpc_op_complete(op);
         return dpc_raise(op->comm, rc, "MPI_Start: cannot start the request of %s", op->job->call);
     }
-    if (op->running) {
-        dpc_lock(true);
+    dpc_lock(true);   /* (running is the progress thread's to change) */
+    if (op->running)
         pthread_cond_signal(&dpc_g.prog_cv);
-        dpc_unlock(true);
-    }
+    dpc_unlock(true);
     return MPI_SUCCESS;
 }
 
@@ -91,17 +89,15 @@ static bool settle(dpc_req_t *op, bool block)
 {
     if (op->completed)
         return true;
-    if (op->running) {
-        if (block) {
-            dpc_op_wait(op);
-        } else {
-            dpc_lock(true);
-            if (dpc_g.drivers == 0)
-                dpc_ops_progress_locked();
-            dpc_unlock(true);
-        }
+    if (block) {
+        dpc_op_wait(op);   /* (returns at once if it has ended) */
+    } else {
+        dpc_lock(true);
+        if (op->running && dpc_g.drivers == 0)
+            dpc_ops_progress_locked();
+        dpc_unlock(true);
     }
-    if (!op->done)
+    if (!dpc_op_ended(op))
         return false;
     dpc_op_complete(op);
     PMPI_Send(NULL, 0, MPI_BYTE, 0, op->tag, self_comm);

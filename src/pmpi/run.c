@@ -201,7 +201,7 @@ static void op_test_locked(dpc_req_t *op)
         return;
     op->st = st;
     op->running = false;
-    op->done = true;
+    __atomic_store_n(&op->done, true, __ATOMIC_RELEASE);   /* after st: dpc_op_ended */
     if (op->mode != DPC_BLOCKING)
         __atomic_sub_fetch(&dpc_g.nb_active, 1, __ATOMIC_RELEASE);
 }

@@ -188,6 +188,9 @@ typedef struct dpc_req {
     dpc_sched_t *s;
     dpc_status_t st;                /* the schedule's end */
     bool listed;                    /* in dpc_g.ops */
+    /* running and done change under dpc_g.lock, by whichever thread tests
+     * the schedule (the progress thread too): read them under the lock, or
+     * done through dpc_op_ended */
     bool running;                   /* schedule started, not yet seen to end */
     bool done;                      /* schedule ended (st valid) */
     bool completed;                 /* finish ran, the MPI request completed */
@@ -198,6 +201,15 @@ typedef struct dpc_req {
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */
 } dpc_req_t;
+
+/* Whether op's schedule has ended, without the lock: set after st, so a
+ * true answer makes st readable too (the progress thread may have set it
+ * a moment ago, and a plain read might see done before st on a weakly
+ * ordered CPU). */
+static inline bool dpc_op_ended(const dpc_req_t *op)
+{
+    return __atomic_load_n(&op->done, __ATOMIC_ACQUIRE);
+}
 
 /* Runs one collective on our algorithms. DPC_BLOCKING: waits (bounded by
  * the timeout) and releases the job; the others hand back *req and own the
