@@ -1,7 +1,8 @@
 #!/bin/sh
 # Set up, build, and run the whole test suite (make check); prints a closing
 # line "N passed, N failed" counting every Check test of every program.
-# With --valgrind it also runs the suite under valgrind (make check-valgrind).
+# With --valgrind it also runs the suite under valgrind (make check-valgrind),
+# with --tsan the threaded tests under ThreadSanitizer (scripts/tsan.sh).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh" || exit 1
@@ -28,11 +29,21 @@ if grep -q 'define DPC_HAVE_CUDA 1' config.h; then
     fi
 fi
 vrc=0
-if [ "${1:-}" = --valgrind ]; then
-    make -s check-valgrind >valgrind.out 2>&1
-    vrc=$?
-    tail -n 5 valgrind.out
-fi
+trc=0
+for opt in "$@"; do
+    case $opt in
+    --valgrind)
+        make -s check-valgrind >valgrind.out 2>&1
+        vrc=$?
+        tail -n 5 valgrind.out ;;
+    --tsan)
+        "$top/scripts/tsan.sh"
+        trc=$? ;;
+    *)
+        echo "test.sh: unknown option $opt (--valgrind, --tsan)"
+        trc=1 ;;
+    esac
+done
 # Check's per-program summaries: "NN%: Checks: N, Failures: F, Errors: E"
 sum=$(cat tests/*.log tests/mpi/*.log | awk '/^[0-9]+%: Checks:/ { gsub(",", ""); n += $3; f += $5 + $7 }
                              END { printf "%d %d", n - f, f }')
@@ -42,6 +53,7 @@ failed=${sum#* }
 progs=$(grep -c -E '^(FAIL|ERROR):' check.out)
 [ "$failed" -ge "$progs" ] || failed=$progs
 [ $vrc = 0 ] || failed=$((failed + 1))
+[ $trc = 0 ] || failed=$((failed + 1))
 failed=$((failed + nocuda))
 echo "$passed passed, $failed failed"
-[ $rc = 0 ] && [ $vrc = 0 ] && [ $nocuda = 0 ] && [ "$failed" = 0 ]
+[ $rc = 0 ] && [ $vrc = 0 ] && [ $trc = 0 ] && [ $nocuda = 0 ] && [ "$failed" = 0 ]
