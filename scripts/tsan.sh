@@ -2,18 +2,20 @@
 # The tests that run libdpcoll from several threads at once (the progress
 # thread under nonblocking and persistent calls, MPI_THREAD_MULTIPLE with
 # two communicators, device buffers on the fake device) under
-# ThreadSanitizer: a build of its own in ./_build_tsan (-fsanitize=thread,
-# without CUDA). Any report fails. Prints "tsan: all clean" or what failed.
+# ThreadSanitizer and UndefinedBehaviorSanitizer: a build of its own in
+# ./_build_tsan (-fsanitize=thread,undefined, without CUDA). Any report
+# fails. Prints "tsan: all clean" or what failed.
 # Called by scripts/test.sh --tsan after setup.sh has built ./_build.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$top/_build_tsan"
 cd "$top/_build_tsan" || exit 1
-if ! { [ -f Makefile ] || ../configure -q --without-cuda CFLAGS="-O1 -g -fsanitize=thread" \
-                                       LDFLAGS="-fsanitize=thread"; } ||
+# (undefined behaviour is checked too, at no extra run: it aborts the test)
+san="-fsanitize=thread,undefined -fno-sanitize-recover=undefined"
+if ! { [ -f Makefile ] || ../configure -q --without-cuda CFLAGS="-O1 -g $san" LDFLAGS="$san"; } ||
    ! make -s -j"$(nproc)" >build.out 2>&1 || ! make -s -j"$(nproc)" check TESTS= >>build.out 2>&1; then
     tail -n 20 build.out 2>/dev/null
-    echo "tsan: the build with -fsanitize=thread FAILED"
+    echo "tsan: the build with $san FAILED"
     exit 1
 fi
 # UCX's memory hooks (libucm) call into ThreadSanitizer from a thread that
@@ -26,12 +28,12 @@ fail=0
 run() {
     what=$1; shift
     out=$(timeout 600 "$@" 2>&1); rc=$?
-    n=$(echo "$out" | grep -c 'WARNING: ThreadSanitizer')
+    n=$(echo "$out" | grep -c -E 'WARNING: ThreadSanitizer|runtime error:')
     if [ $rc = 0 ] && [ "$n" = 0 ]; then
         echo "tsan: $what: clean"
     else
         echo "tsan: $what: FAILED (exit $rc, $n reports)"
-        echo "$out" | grep -A 12 'WARNING: ThreadSanitizer' | head -n 60
+        echo "$out" | grep -A 12 -E 'WARNING: ThreadSanitizer|runtime error:' | head -n 60
         fail=1
     fi
 }
