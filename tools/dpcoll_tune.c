@@ -19,6 +19,7 @@
 #include "config.h"
 #include "warmup.h"
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -31,11 +32,9 @@
 
 /* a measurement: time t, the bytes its buffers span (cb: what picks the
  * set of constants, dpc_coll_footprint), and the model's coefficient of
- * each constant (alpha, beta, gamma, alpha_rndv, alpha_call, alpha_get) */
-#define NCONST 6
+ * each constant, in dpc_cost_fields' order */
+#define NCONST DPC_COST_NFIELDS
 typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, k[NCONST]; } point_t;
-static const char *const const_name[NCONST] = {"alpha", "beta", "gamma", "alpha_rndv",
-                                               "alpha_call", "alpha_get"};
 /* what counts as the model predicting a measurement */
 #define TOLERANCE 0.30
 
@@ -177,11 +176,22 @@ static bool identified(const point_t *pt, int n, size_t lo, size_t hi, int j)
     return false;
 }
 
-/* the constants as the model's parameters, and back */
+/* the constants as the model's parameters */
 static dpc_cost_params_t params_of(const double x[NCONST])
 {
-    return (dpc_cost_params_t){.alpha = x[0], .beta = x[1], .gamma = x[2], .alpha_rndv = x[3],
-                               .alpha_call = x[4], .alpha_get = x[5]};
+    dpc_cost_params_t c = {0};
+    for (int j = 0; j < NCONST; j++)
+        *dpc_cost_field(&c, j) = x[j];
+    return c;
+}
+
+/* which of them is alpha_rndv (a set may not say what one costs) */
+static int rndv_index(void)
+{
+    for (int j = 0; j < NCONST; j++)
+        if (dpc_cost_fields[j].off == offsetof(dpc_cost_params_t, alpha_rndv))
+            return j;
+    return -1;
 }
 
 /* the best non-negative fit over every subset of the constants (a plain
@@ -306,7 +316,7 @@ int main(int argc, char **argv)
      * beyond the mailboxes: a bcast of 12 KiB) */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < ncut; i++)
-            if (ncut > 1 && !identified(pt, n, bound[cut[i]], bound[cut[i + 1]], 3))
+            if (ncut > 1 && !identified(pt, n, bound[cut[i]], bound[cut[i + 1]], rndv_index()))
                 m.set[i].alpha_rndv = m.set[i + 1 < ncut ? i + 1 : i - 1].alpha_rndv;
     if (rank == 0) {
         int within = 0;
@@ -316,10 +326,9 @@ int main(int argc, char **argv)
             int k = ncut - 1;
             while (k > 0 && pt[i].cb < m.from[k])
                 k--;
-            const dpc_cost_params_t *c = &m.set[k];
-            double pred = pt[i].k[0] * c->alpha + pt[i].k[1] * c->beta + pt[i].k[2] * c->gamma +
-                          pt[i].k[3] * c->alpha_rndv + pt[i].k[4] * c->alpha_call +
-                          pt[i].k[5] * c->alpha_get;
+            double pred = 0;
+            for (int j = 0; j < NCONST; j++)
+                pred += pt[i].k[j] * *dpc_cost_field(&m.set[k], j);
             double e = (pred - pt[i].t) / pt[i].t;
             within += fabs(e) <= TOLERANCE;
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
@@ -335,7 +344,7 @@ int main(int argc, char **argv)
         if (pf) {   /* every measurement and its coefficients, to fit otherwise */
             fprintf(pf, "collective,algorithm,bytes,buffer_bytes,seconds");
             for (int j = 0; j < NCONST; j++)
-                fprintf(pf, ",k_%s", const_name[j]);
+                fprintf(pf, ",k_%s", dpc_cost_fields[j].key);
             fprintf(pf, "\n");
             for (int i = 0; i < n; i++) {
                 fprintf(pf, "%s,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), pt[i].al->name,
