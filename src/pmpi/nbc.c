@@ -295,7 +295,10 @@ void dpc_nbc_reap(bool all)
 int dpc_nbc_init(void)
 {
     pthread_cond_init(&dpc_g.prog_cv, NULL);
-    int rc = PMPIX_Grequest_class_create(greq_query, greq_free, greq_cancel, greq_poll, greq_wait,
+    int rc = dpc_persist_init();
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPIX_Grequest_class_create(greq_query, greq_free, greq_cancel, greq_poll, greq_wait,
                                         &dpc_g.greq_class);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -19,9 +19,24 @@
 #include <sched.h>
 #include <stdlib.h>
 
-int dpc_persistent_live;
+int dpc_persistent_live;   /* atomic: read bare on every MPI_Wait/Test */
+/* The library's own half of each request: a receive on self_comm with a
+ * tag of its own (a tag two requests shared would let one request's send
+ * complete the other's receive). Both made race-free: self_comm at
+ * MPI_Init, the tags by an atomic counter (threads may make persistent
+ * requests at once). */
 static MPI_Comm self_comm = MPI_COMM_NULL;
-static int next_tag;
+static unsigned next_tag;
+
+static inline int live(void)
+{
+    return __atomic_load_n(&dpc_persistent_live, __ATOMIC_RELAXED);
+}
+
+int dpc_persist_init(void)
+{
+    return PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+}
 
 static dpc_req_t *find(MPI_Request req)
 {
@@ -39,21 +54,19 @@ static dpc_req_t *find(MPI_Request req)
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req)
 {
     int rc = MPI_SUCCESS, ub = 32767, *ubp, found = 0;
-    if (self_comm == MPI_COMM_NULL && (rc = PMPI_Comm_dup(MPI_COMM_SELF, &self_comm)))
-        return rc;
     PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ubp, &found);
     if (found)
         ub = *ubp;
-    rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, next_tag, self_comm, &op->req);
+    int tag = (int)(__atomic_fetch_add(&next_tag, 1u, __ATOMIC_RELAXED) % ((unsigned)ub + 1u));
+    rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, self_comm, &op->req);
     if (rc != MPI_SUCCESS)
         return rc;
-    op->tag = next_tag;
-    next_tag = next_tag >= ub ? 0 : next_tag + 1;
+    op->tag = tag;
     dpc_lock(true);
     op->c->refs++;              /* the state lives as long as the request */
     op->held = true;
     op->completed = true;       /* inactive */
-    dpc_persistent_live++;
+    __atomic_add_fetch(&dpc_persistent_live, 1, __ATOMIC_RELAXED);
     dpc_unlock(true);
     *req = op->req;
     return MPI_SUCCESS;
@@ -145,7 +158,7 @@ void dpc_persist_destroy_all(void)
             PMPI_Wait(&r, MPI_STATUS_IGNORE);
             PMPI_Request_free(&r);
         }
-        dpc_persistent_live--;
+        __atomic_sub_fetch(&dpc_persistent_live, 1, __ATOMIC_RELAXED);
         dpc_nbc_destroy(victim);
     }
     if (self_comm != MPI_COMM_NULL)
@@ -154,13 +167,13 @@ void dpc_persist_destroy_all(void)
 
 DPCOLL_API int MPI_Start(MPI_Request *request)
 {
-    dpc_req_t *op = dpc_persistent_live && request ? find(*request) : NULL;
+    dpc_req_t *op = live() && request ? find(*request) : NULL;
     return op ? start(op) : PMPI_Start(request);
 }
 
 DPCOLL_API int MPI_Startall(int count, MPI_Request requests[])
 {
-    if (!dpc_persistent_live)
+    if (!live())
         return PMPI_Startall(count, requests);
     for (int i = 0; i < count; i++) {
         int rc = MPI_Start(&requests[i]);
@@ -172,7 +185,7 @@ DPCOLL_API int MPI_Startall(int count, MPI_Request requests[])
 
 DPCOLL_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    dpc_req_t *op = dpc_persistent_live && request ? find(*request) : NULL;
+    dpc_req_t *op = live() && request ? find(*request) : NULL;
     if (op)
         settle(op, true);
     int rc = PMPI_Wait(request, status);
@@ -181,7 +194,7 @@ DPCOLL_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 DPCOLL_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    dpc_req_t *op = dpc_persistent_live && request ? find(*request) : NULL;
+    dpc_req_t *op = live() && request ? find(*request) : NULL;
     if (op && !settle(op, false)) {
         *flag = 0;
         return MPI_SUCCESS;
@@ -208,7 +221,7 @@ static int fix_statuses(int n, const int *which, dpc_req_t **ours, MPI_Status *s
 
 DPCOLL_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    if (!dpc_persistent_live || count <= 0)
+    if (!live() || count <= 0)
         return PMPI_Waitall(count, requests, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
     if (!ours)
@@ -222,7 +235,7 @@ DPCOLL_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuse
 
 DPCOLL_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
-    if (!dpc_persistent_live || count <= 0)
+    if (!live() || count <= 0)
         return PMPI_Testall(count, requests, flag, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
     if (!ours)
@@ -241,7 +254,7 @@ DPCOLL_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Sta
 
 DPCOLL_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
-    if (!dpc_persistent_live || count <= 0)
+    if (!live() || count <= 0)
         return PMPI_Waitany(count, requests, index, status);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
     if (!ours)
@@ -267,7 +280,7 @@ DPCOLL_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_St
 DPCOLL_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
                            MPI_Status *status)
 {
-    if (!dpc_persistent_live || count <= 0)
+    if (!live() || count <= 0)
         return PMPI_Testany(count, requests, index, flag, status);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
     if (!ours)
@@ -283,7 +296,7 @@ DPCOLL_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *f
 DPCOLL_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                             MPI_Status statuses[])
 {
-    if (!dpc_persistent_live || incount <= 0)
+    if (!live() || incount <= 0)
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     dpc_req_t **ours = calloc((size_t)incount, sizeof(*ours));
     if (!ours)
@@ -306,7 +319,7 @@ DPCOLL_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, 
 DPCOLL_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                             MPI_Status statuses[])
 {
-    if (!dpc_persistent_live || incount <= 0)
+    if (!live() || incount <= 0)
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
     dpc_req_t **ours = calloc((size_t)incount, sizeof(*ours));
     if (!ours)
@@ -321,7 +334,7 @@ DPCOLL_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, 
 
 DPCOLL_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    dpc_req_t *op = dpc_persistent_live ? find(request) : NULL;
+    dpc_req_t *op = live() ? find(request) : NULL;
     if (op && !settle(op, false)) {
         *flag = 0;
         return MPI_SUCCESS;
@@ -332,7 +345,7 @@ DPCOLL_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status
 
 DPCOLL_API int MPI_Request_free(MPI_Request *request)
 {
-    dpc_req_t *op = dpc_persistent_live && request ? find(*request) : NULL;
+    dpc_req_t *op = live() && request ? find(*request) : NULL;
     if (!op)
         return PMPI_Request_free(request);
     /* an active one runs to its end first: its buffers are in use until then */
@@ -341,9 +354,7 @@ DPCOLL_API int MPI_Request_free(MPI_Request *request)
         PMPI_Wait(request, MPI_STATUS_IGNORE);
     }
     int rc = PMPI_Request_free(request);
-    dpc_lock(true);
-    dpc_persistent_live--;
-    dpc_unlock(true);
+    __atomic_sub_fetch(&dpc_persistent_live, 1, __ATOMIC_RELAXED);
     dpc_nbc_destroy(op);
     return rc;
 }

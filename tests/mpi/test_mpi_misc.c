@@ -185,12 +185,18 @@ static void *thread_body(void *arg)
         long in[64], out[64];
         for (int k = 0; k < 64; k++)
             in[k] = base + t_rank * 1000 + i + k;
-        if (i % 2) {        /* every other one nonblocking, tested to completion */
+        if (i % 3 == 1) {   /* nonblocking, tested to completion */
             MPI_Request r;
             int done = 0;
             MPI_Iallreduce(in, out, 64, MPI_LONG, MPI_SUM, c, &r);
             while (!done)
                 MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        } else if (i % 3 == 2) {   /* persistent, made in both threads at once */
+            MPI_Request r;
+            MPI_Allreduce_init(in, out, 64, MPI_LONG, MPI_SUM, c, MPI_INFO_NULL, &r);
+            MPI_Start(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            MPI_Request_free(&r);
         } else {
             MPI_Allreduce(in, out, 64, MPI_LONG, MPI_SUM, c);
         }
@@ -227,7 +233,7 @@ START_TEST(test_threads)
         MPI_Comm_free(&c[0]);
         MPI_Comm_free(&c[1]);
     }
-    t_agree("two threads, two communicators, blocking and nonblocking");
+    t_agree("two threads, two communicators, blocking, nonblocking and persistent");
 }
 END_TEST
 
