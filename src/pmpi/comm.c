@@ -32,6 +32,7 @@
  * never held while communicating or while taking dpc_g.lock */
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ctx_offered;
+static void orphans_reap(void);   /* (timed-out agreements: below) */
 
 static void comm_state_free(dpc_comm_t *c)
 {
@@ -79,6 +80,7 @@ int dpc_comm_keyval_create(void)
  * before the UCX worker goes away. */
 void dpc_comm_release_builtin(void)
 {
+    orphans_reap();
     PMPI_Comm_delete_attr(MPI_COMM_WORLD, dpc_g.keyval);
     PMPI_Comm_delete_attr(MPI_COMM_SELF, dpc_g.keyval);
 }
@@ -93,6 +95,44 @@ static double now_s(void)
 /* Longest pause between two tries of a context agreement (microseconds). */
 #define CTX_RETRY_MAX_US 1000
 
+/* Agreements that timed out: MPI cannot cancel or free a nonblocking
+ * collective's request, and a member that comes late completes it inside
+ * a later MPI call of ours, which then writes its result. So its buffers
+ * stay the request's until it is seen complete (tested at the next
+ * agreement and at MPI_Finalize); beyond ORPHANS at once they are never
+ * freed. Under orphan_lock, which MPI calls are made under (PMPI_Test):
+ * unlike ctx_lock, which an attribute callback inside the MPI library
+ * takes (delete_fn), no code that the MPI library calls takes it. */
+#define ORPHANS 16
+static struct { MPI_Request req; uint64_t *buf; } orphan[ORPHANS];
+static pthread_mutex_t orphan_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void orphans_reap(void)
+{
+    pthread_mutex_lock(&orphan_lock);
+    for (int i = 0; i < ORPHANS; i++) {
+        int done = 0;
+        if (orphan[i].buf && PMPI_Test(&orphan[i].req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+            done) {
+            free(orphan[i].buf);
+            orphan[i].buf = NULL;
+        }
+    }
+    pthread_mutex_unlock(&orphan_lock);
+}
+
+static void orphan_keep(MPI_Request req, uint64_t *buf)
+{
+    pthread_mutex_lock(&orphan_lock);
+    for (int i = 0; i < ORPHANS; i++)
+        if (!orphan[i].buf) {
+            orphan[i].req = req;
+            orphan[i].buf = buf;
+            break;
+        }
+    pthread_mutex_unlock(&orphan_lock);
+}
+
 /* Agree on a context id over comm (see the top); bounded by the timeout
  * like everything. */
 static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
@@ -100,7 +140,11 @@ static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
     double t0 = now_s(), limit = dpc_g.cfg.timeout_s;
     unsigned seed = (unsigned)(t0 * 1e9) ^ (unsigned)(uintptr_t)&t0;
     for (unsigned round = 0;; round++) {
-        uint64_t mine[NWORDS + 1], all[NWORDS + 1];
+        /* (on the heap: a timed-out agreement's request keeps them) */
+        uint64_t *mine = malloc(sizeof(uint64_t) * 2 * (NWORDS + 1)), *all = mine + NWORDS + 1;
+        if (!mine)
+            return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+        orphans_reap();
         pthread_mutex_lock(&ctx_lock);
         bool offer = !ctx_offered;
         ctx_offered |= offer;
@@ -108,7 +152,7 @@ static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
             mine[i] = offer ? ~dpc_g.ctx_used[i] : 0;
         pthread_mutex_unlock(&ctx_lock);
         mine[NWORDS] = offer ? ~UINT64_C(0) : 0;
-        MPI_Request req;
+        MPI_Request req = MPI_REQUEST_NULL;
         int rc = PMPI_Iallreduce(mine, all, NWORDS + 1, MPI_UINT64_T, MPI_BAND, comm, &req);
         int done = 0;
         while (rc == MPI_SUCCESS && !done) {
@@ -132,14 +176,19 @@ static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
                 ctx = w * 64 + __builtin_ctzll(all[w]);
                 dpc_g.ctx_used[w] |= UINT64_C(1) << (ctx % 64);
             }
+        bool used_up = rc == MPI_SUCCESS && ctx < 0 && all[NWORDS];
         pthread_mutex_unlock(&ctx_lock);
+        if (rc != MPI_SUCCESS && !done && req != MPI_REQUEST_NULL)
+            orphan_keep(req, mine);   /* still in flight: its buffers go with it */
+        else
+            free(mine);
         if (rc != MPI_SUCCESS)
             return rc;
         if (ctx >= 0) {
             *ctx_p = ctx;
             return MPI_SUCCESS;
         }
-        if (all[NWORDS])
+        if (used_up)
             return dpc_raise(comm, MPI_ERR_INTERN, "%s: all %d libdpcoll context ids are in use "
                              "(too many live communicators)", call, NCTX);
         if (limit > 0 && now_s() - t0 > limit)

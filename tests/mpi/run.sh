@@ -141,6 +141,8 @@ echo "== MPI_THREAD_MULTIPLE, 2 ranks"
 mpi 2 "$misc" threads || fail=1
 echo "== DPCOLL_TIMEOUT=2, rank 0 absent, 3 ranks"
 DPCOLL_TIMEOUT=2 mpi 3 "$misc" timeout 2>&1 | grep -v 'UCX  WARN' || fail=1
+echo "== a member late for a new communicator's first call (after the others' DPCOLL_TIMEOUT=1), 2 ranks"
+DPCOLL_TIMEOUT=1 mpi 2 "$misc" latectx || fail=1
 echo "== DPCOLL_DISABLE=1"
 DPCOLL_DISABLE=1 mpi 2 "$misc" disabled || fail=1
 echo "== dpcoll_op_avg and bfloat16, 3 ranks; and through MPICH (DPCOLL_DISABLE=1)"

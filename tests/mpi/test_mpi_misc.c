@@ -135,6 +135,52 @@ START_TEST(test_timeout)
 }
 END_TEST
 
+/* A context agreement that times out (rank 1 comes to the new
+ * communicator's first call after rank 0's DPCOLL_TIMEOUT) leaves its
+ * MPI_Iallreduce in flight; when rank 1 does come, the MPI library
+ * completes it inside rank 0's later calls and writes its result. Those
+ * buffers must still be the request's: once they were agree_ctx's stack,
+ * and the late result landed in whatever frame was there by then (here a
+ * canary filled at the same depth). Run with DPCOLL_TIMEOUT=1. */
+#define CANARY_BYTES 65536
+static int barrier_under_canary(void)
+{
+    volatile unsigned char canary[CANARY_BYTES];
+    for (int i = 0; i < CANARY_BYTES; i++)
+        canary[i] = 0xA5;
+    MPI_Barrier(MPI_COMM_WORLD);   /* the late member's agreement completes here */
+    int changed = 0;
+    for (int i = 0; i < CANARY_BYTES; i++)
+        changed += canary[i] != 0xA5;
+    return changed;
+}
+
+START_TEST(test_late_context)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int in = 1, out = 0;
+    t_cases++;
+    if (t_rank == 0) {
+        int rc = MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, c);
+        expect_class(rc, MPI_ERR_OTHER, "first call with rank 1 late", "context id");
+        int changed = barrier_under_canary();
+        if (changed)
+            t_fail("the timed-out context agreement's late result overwrote %d bytes of a "
+                   "stack frame of the program's", changed);
+    } else {
+        sleep(2);
+        /* (its agreement completes; its collective then times out: rank 0
+         * is not in it) */
+        MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, c);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    t_agree("a late member after a timed-out context agreement");
+    /* (c's state differs between the ranks now: it is not used again) */
+}
+END_TEST
+
 static long rss_kb(void)
 {
     long pages = 0, rss = 0;
@@ -617,6 +663,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_bad_input);
     else if (!strcmp(mode, "fatal"))
         tcase_add_test(tc, test_fatal);
+    else if (!strcmp(mode, "latectx"))
+        tcase_add_test(tc, test_late_context);
     else if (!strcmp(mode, "timeout"))
         tcase_add_test(tc, test_timeout);
     else if (!strcmp(mode, "cycles"))
