@@ -133,18 +133,24 @@ static void orphan_keep(MPI_Request req, uint64_t *buf)
     pthread_mutex_unlock(&orphan_lock);
 }
 
+static int ctx_timeout(MPI_Comm comm, const char *call, double limit, const char *why)
+{
+    return dpc_raise(comm, MPI_ERR_OTHER, "%s: timed out after %.0f s agreeing on a context id "
+                     "for a new communicator (DPCOLL_TIMEOUT): %s", call, limit, why);
+}
+
 /* Agree on a context id over comm (see the top); bounded by the timeout
  * like everything. */
 static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
 {
     double t0 = now_s(), limit = dpc_g.cfg.timeout_s;
     unsigned seed = (unsigned)(t0 * 1e9) ^ (unsigned)(uintptr_t)&t0;
+    /* (on the heap: a timed-out agreement's request keeps them) */
+    uint64_t *mine = malloc(sizeof(uint64_t) * 2 * (NWORDS + 1)), *all = mine + NWORDS + 1;
+    if (!mine)
+        return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
+    orphans_reap();
     for (unsigned round = 0;; round++) {
-        /* (on the heap: a timed-out agreement's request keeps them) */
-        uint64_t *mine = malloc(sizeof(uint64_t) * 2 * (NWORDS + 1)), *all = mine + NWORDS + 1;
-        if (!mine)
-            return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
-        orphans_reap();
         pthread_mutex_lock(&ctx_lock);
         bool offer = !ctx_offered;
         ctx_offered |= offer;
@@ -160,10 +166,7 @@ static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
             if (done)
                 break;
             if (limit > 0 && now_s() - t0 > limit)
-                rc = dpc_raise(comm, MPI_ERR_OTHER,
-                               "%s: timed out after %.0f s agreeing on a context id for a new "
-                               "communicator (DPCOLL_TIMEOUT): not every member called it",
-                               call, limit);
+                rc = ctx_timeout(comm, call, limit, "not every member called it");
             else
                 sched_yield();
         }
@@ -178,27 +181,24 @@ static int agree_ctx(MPI_Comm comm, const char *call, int *ctx_p)
             }
         bool used_up = rc == MPI_SUCCESS && ctx < 0 && all[NWORDS];
         pthread_mutex_unlock(&ctx_lock);
-        if (rc != MPI_SUCCESS && !done && req != MPI_REQUEST_NULL)
-            orphan_keep(req, mine);   /* still in flight: its buffers go with it */
-        else
-            free(mine);
-        if (rc != MPI_SUCCESS)
+        if (rc == MPI_SUCCESS && ctx < 0 && !used_up && limit > 0 && now_s() - t0 > limit)
+            rc = ctx_timeout(comm, call, limit, "other threads' agreements kept taking the turn");
+        else if (rc == MPI_SUCCESS && used_up)
+            rc = dpc_raise(comm, MPI_ERR_INTERN, "%s: all %d libdpcoll context ids are in use "
+                           "(too many live communicators)", call, NCTX);
+        if (rc != MPI_SUCCESS || ctx >= 0) {
+            if (rc != MPI_SUCCESS && !done && req != MPI_REQUEST_NULL)
+                orphan_keep(req, mine);   /* still in flight: its buffers go with it */
+            else
+                free(mine);
+            if (rc == MPI_SUCCESS)
+                *ctx_p = ctx;
             return rc;
-        if (ctx >= 0) {
-            *ctx_p = ctx;
-            return MPI_SUCCESS;
         }
-        if (used_up)
-            return dpc_raise(comm, MPI_ERR_INTERN, "%s: all %d libdpcoll context ids are in use "
-                             "(too many live communicators)", call, NCTX);
-        if (limit > 0 && now_s() - t0 > limit)
-            return dpc_raise(comm, MPI_ERR_OTHER,
-                             "%s: timed out after %.0f s agreeing on a context id for a new "
-                             "communicator (DPCOLL_TIMEOUT): other threads' agreements kept "
-                             "taking the turn", call, limit);
-        /* another thread's agreement had the offer on some member */
+        /* another thread's agreement had the offer on some member: a
+         * random pause, 8 us doubling each round up to CTX_RETRY_MAX_US */
         unsigned cap = round < 7 ? 8u << round : CTX_RETRY_MAX_US;
-        usleep((useconds_t)(rand_r(&seed) % (cap > CTX_RETRY_MAX_US ? CTX_RETRY_MAX_US : cap)));
+        usleep((useconds_t)(rand_r(&seed) % cap));
     }
 }
 

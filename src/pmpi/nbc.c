@@ -134,6 +134,14 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+void dpc_nbc_wake(dpc_req_t *op)
+{
+    dpc_lock(true);   /* (running is the progress thread's to change) */
+    if (op->running)
+        pthread_cond_signal(&dpc_g.prog_cv);
+    dpc_unlock(true);
+}
+
 /* Complete the op towards MPI (in a thread that is inside an MPI call). */
 static void op_finish_request(dpc_req_t *op)
 {
@@ -201,7 +209,8 @@ static int greq_wait(int count, void **extras, double timeout, MPI_Status *statu
         dpc_req_t *op = extras[i];
         if (op->completed)
             continue;
-        dpc_op_wait(op);   /* (returns at once if it has ended) */
+        if (!dpc_op_ended(op))
+            dpc_op_wait(op);
         op_finish_request(op);
     }
     return MPI_SUCCESS;
@@ -230,7 +239,8 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
         err = PMPIX_Grequest_class_allocate(dpc_g.greq_class, op, &op->req);
         if (err != MPI_SUCCESS) {
             /* cannot hand it out: finish it here, then report */
-            dpc_op_wait(op);
+            if (!dpc_op_ended(op))
+                dpc_op_wait(op);
             dpc_op_complete(op);
             err = dpc_raise(op->comm, MPI_ERR_INTERN, "%s: cannot create a request", j->call);
         }
@@ -242,10 +252,7 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
     }
     /* (err was raised through the handler already) */
     *req = op->req;
-    dpc_lock(true);   /* (running is the progress thread's to change) */
-    if (op->running)
-        pthread_cond_signal(&dpc_g.prog_cv);
-    dpc_unlock(true);
+    dpc_nbc_wake(op);
     return MPI_SUCCESS;
 }
 
@@ -281,7 +288,8 @@ void dpc_nbc_reap(bool all)
         if (!all && !dpc_op_ended(victim))
             return;      /* still running: another time */
         bool was_freed = victim->freed;
-        dpc_op_wait(victim);
+        if (!dpc_op_ended(victim))
+            dpc_op_wait(victim);
         /* MPI called free_fn already (was_freed): it will not again, so the
          * op goes here; otherwise completing the request calls it */
         op_finish_request(victim);

@@ -26,7 +26,7 @@ int dpc_persistent_live;   /* atomic: read bare on every MPI_Wait/Test */
  * MPI_Init, the tags by an atomic counter (threads may make persistent
  * requests at once). */
 static MPI_Comm self_comm = MPI_COMM_NULL;
-static unsigned next_tag;
+static unsigned next_tag, tag_ub = 32767;
 
 static inline int live(void)
 {
@@ -35,6 +35,10 @@ static inline int live(void)
 
 int dpc_persist_init(void)
 {
+    int *ub, found = 0;
+    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+    if (found)
+        tag_ub = (unsigned)*ub;
     return PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
 }
 
@@ -53,12 +57,8 @@ static dpc_req_t *find(MPI_Request req)
 
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req)
 {
-    int rc = MPI_SUCCESS, ub = 32767, *ubp, found = 0;
-    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ubp, &found);
-    if (found)
-        ub = *ubp;
-    int tag = (int)(__atomic_fetch_add(&next_tag, 1u, __ATOMIC_RELAXED) % ((unsigned)ub + 1u));
-    rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, self_comm, &op->req);
+    int tag = (int)(__atomic_fetch_add(&next_tag, 1u, __ATOMIC_RELAXED) % (tag_ub + 1u));
+    int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, self_comm, &op->req);
     if (rc != MPI_SUCCESS)
         return rc;
     op->tag = tag;
@@ -84,14 +84,12 @@ static int start(dpc_req_t *op)
         return rc;
     rc = PMPI_Start(&op->req);
     if (rc != MPI_SUCCESS) {
-        dpc_op_wait(op);
+        if (!dpc_op_ended(op))
+            dpc_op_wait(op);
         dpc_op_complete(op);
         return dpc_raise(op->comm, rc, "MPI_Start: cannot start the request of %s", op->job->call);
     }
-    dpc_lock(true);   /* (running is the progress thread's to change) */
-    if (op->running)
-        pthread_cond_signal(&dpc_g.prog_cv);
-    dpc_unlock(true);
+    dpc_nbc_wake(op);
     return MPI_SUCCESS;
 }
 
@@ -103,7 +101,8 @@ static bool settle(dpc_req_t *op, bool block)
     if (op->completed)
         return true;
     if (block) {
-        dpc_op_wait(op);   /* (returns at once if it has ended) */
+        if (!dpc_op_ended(op))
+            dpc_op_wait(op);
     } else {
         dpc_lock(true);
         if (op->running && dpc_g.drivers == 0)

@@ -240,6 +240,8 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req);
 void dpc_nbc_reap(bool all);
 void dpc_nbc_destroy(dpc_req_t *op);
 int dpc_persist_init(void);   /* at MPI_Init (dpc_nbc_init) */
+/* After a start: the progress thread takes a running op on. */
+void dpc_nbc_wake(dpc_req_t *op);
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req);
 void dpc_persist_destroy_all(void);
 /* Are the requests (some may be ours) in need of our help before the MPI
