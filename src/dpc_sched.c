@@ -334,6 +334,13 @@ dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, 
     return add_step(s, &p, deps, ndeps);
 }
 
+dpc_step_id_t dpc_sched_device_fence(dpc_sched_t *s, int queue, const dpc_step_id_t *deps,
+                                     int ndeps)
+{
+    /* (a valid address, never read or written: no bytes) */
+    return dpc_sched_device_copy(s, s, s, 0, queue, deps, ndeps);
+}
+
 dpc_step_id_t dpc_sched_device_reduce(dpc_sched_t *s, void *dst, const void *a, const void *b,
                                       size_t count, dpc_dtype_t dt, dpc_op_t op,
                                       const dpc_step_id_t *deps, int ndeps)
@@ -1019,7 +1026,8 @@ int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
 void dpc_sched_describe(const dpc_sched_t *s, char *buf, size_t len)
 {
     static const char *const kinds[] = {"send", "recv", "reduce", "copy", "nop", "expose", "get",
-                                        "put", "device copy"};
+                                        "put", "device copy", "device reduce"};
+    _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == STEP_DREDUCE + 1, "a name per step kind");
     size_t off = 0;
     int n = snprintf(buf, len, "%s", dpc_status_str(s->status));
     off = n > 0 ? (size_t)n : 0;

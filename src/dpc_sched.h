@@ -49,7 +49,8 @@ typedef dpc_status_t (*dpc_device_reduce_fn_t)(void *dst, const void *a, const v
 /* Asynchronous copies between host and device memory (the CUDA layer, or a
  * test's stand-in): copy() starts one on queue 0 (towards the host) or 1
  * (towards the device), so the two directions overlap; cb comes exactly
- * once, from progress(), never from inside copy(). */
+ * once, from progress(), never from inside copy(); a copy of no bytes
+ * reports after the queue's earlier work (a fence). */
 typedef struct dpc_device_ops {
     dpc_status_t (*copy)(void *ctx, void *dst, const void *src, size_t bytes, int queue,
                          dpc_xfer_cb_t cb, void *arg);
@@ -158,6 +159,12 @@ dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t o
  * (DPC_TO_HOST) or the device (DPC_TO_DEVICE). */
 dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
                                     int queue, const dpc_step_id_t *deps, int ndeps);
+
+/* Done once the device has finished all the work queued on `queue` before
+ * the step ran (a copy of no bytes: dev_ops->copy must report it after the
+ * queue's earlier work, as a CUDA event does). */
+dpc_step_id_t dpc_sched_device_fence(dpc_sched_t *s, int queue, const dpc_step_id_t *deps,
+                                     int ndeps);
 
 /* A reduction through params.dev_ops->reduce (which must exist). */
 dpc_step_id_t dpc_sched_device_reduce(dpc_sched_t *s, void *dst, const void *a, const void *b,

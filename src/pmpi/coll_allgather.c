@@ -68,7 +68,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     } else {
         sti = rti;
     }
-    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, coll, size, (size_t)total * (size_t)rti.size)) {
+    if (dpc_ipc_wanted(comm, call, coll, size, (size_t)total * (size_t)rti.size, mode)) {
         /* every rank's buffers on a GPU of this node: each pulls the
          * others' blocks device to device (ipc.c), decided by all ranks
          * (the recvcounts, and so the total, are the same on every rank) */
@@ -78,7 +78,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
             .rbuf = (char *)recvbuf + rti.true_lb, .blk_bytes = (size_t)mine * (size_t)rti.size,
             .counts = v ? recvcounts : NULL, .displs = v ? displs : NULL,
             .elem = (size_t)rti.size, .local_ok = rti.contig && (in_place || sti.contig)};
-        if (dpc_ipc_run(&x, &err))
+        if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {

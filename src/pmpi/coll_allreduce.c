@@ -63,11 +63,11 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (err > 0)
         return err;
     bool ours = err == 0;
-    /* blocking, every rank's buffers on a GPU of this node: device to
+    /* every rank's buffers on a GPU of this node: device to
      * device (ipc.c), decided by all ranks together */
     int csize;
     PMPI_Comm_size(comm, &csize);
-    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, DPC_ALLREDUCE, csize, bytes)) {
+    if (dpc_ipc_wanted(comm, call, DPC_ALLREDUCE, csize, bytes, mode)) {
         dpc_ipc_call_t x = {
             .comm = comm, .call = call, .coll = DPC_ALLREDUCE,
             .sbuf = in_place ? NULL : (const char *)sendbuf + ti.true_lb,
@@ -75,7 +75,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
             .dt = ti.basic, .op = (dpc_op_t)dop,
             .local_ok = ours && ti.contig && !avg && dpc_g.cfg.device_reduce &&
                         dpc_cuda_can_reduce(ti.basic, (dpc_op_t)dop)};
-        if (dpc_ipc_run(&x, &err))
+        if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
     bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && dpc_pipeline_wanted(bytes);

@@ -79,8 +79,8 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     }
     /* (an alltoallv's sizes differ from rank to rank: no shared size to
      * weigh, so it always may try; the attempts back off where they fail) */
-    if (mode == DPC_BLOCKING &&
-        dpc_ipc_wanted(comm, call, v ? DPC_ALLTOALLV : DPC_ALLTOALL, size, v ? SIZE_MAX : (size_t)rtotal * (size_t)rti.size)) {
+    if (dpc_ipc_wanted(comm, call, v ? DPC_ALLTOALLV : DPC_ALLTOALL, size,
+                       v ? SIZE_MAX : (size_t)rtotal * (size_t)rti.size, mode)) {
         /* every rank's buffers on a GPU of this node: each pulls its block
          * of every peer's input device to device (ipc.c), decided by all */
         dpc_ipc_call_t x = {
@@ -91,7 +91,7 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
             .counts = v ? recvcounts : NULL, .displs = v ? rdispls : NULL,
             .sdispls = v ? sdispls : NULL, .elem = (size_t)rti.size, .selem = (size_t)sti.size,
             .local_ok = !in_place && rti.contig && sti.contig};
-        if (dpc_ipc_run(&x, &err))
+        if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
     if (DPC_ON_DEVICE(in_place ? NULL : sendbuf, recvbuf)) {

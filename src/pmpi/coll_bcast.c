@@ -31,14 +31,14 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     if (root < 0 || root >= size)
         return dpc_raise(comm, MPI_ERR_ROOT, "%s: root %d is not a rank of the communicator "
                          "(size %d)", call, root, size);
-    if (mode == DPC_BLOCKING && dpc_ipc_wanted(comm, call, DPC_BCAST, size, (size_t)count * (size_t)ti.size)) {
+    if (dpc_ipc_wanted(comm, call, DPC_BCAST, size, (size_t)count * (size_t)ti.size, mode)) {
         /* every rank's buffer on a GPU of this node: read from the root's
          * device to device (ipc.c), decided by all ranks together */
         dpc_ipc_call_t x = {.comm = comm, .call = call, .coll = DPC_BCAST,
                             .rbuf = (char *)buffer + ti.true_lb,
                             .blk_bytes = (size_t)count * (size_t)ti.size, .root = root,
                             .local_ok = ti.contig};
-        if (dpc_ipc_run(&x, &err))
+        if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
     if (DPC_ON_DEVICE(buffer, NULL)) {

@@ -110,11 +110,11 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (err > 0)
         return err;
     bool ours = err == 0;
-    /* the block form, blocking, every rank's buffers on a GPU of this
+    /* the block form, every rank's buffers on a GPU of this
      * node: each rank reduces its block from the peers' inputs in place
      * (ipc.c), decided by all ranks together */
-    if (mode == DPC_BLOCKING && !recvcounts &&
-        dpc_ipc_wanted(comm, call, DPC_REDUCE_SCATTER_BLOCK, size, (size_t)total * (size_t)ti.size)) {
+    if (!recvcounts && dpc_ipc_wanted(comm, call, DPC_REDUCE_SCATTER_BLOCK, size,
+                                      (size_t)total * (size_t)ti.size, mode)) {
         dpc_ipc_call_t x = {
             .comm = comm, .call = call, .coll = DPC_REDUCE_SCATTER_BLOCK,
             .sbuf = in_place ? NULL : (const char *)sendbuf + ti.true_lb,
@@ -122,7 +122,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
             .dt = ti.basic, .op = (dpc_op_t)dop,
             .local_ok = !in_place && ours && ti.contig && !avg && dpc_g.cfg.device_reduce &&
                         dpc_cuda_can_reduce(ti.basic, (dpc_op_t)dop)};
-        if (dpc_ipc_run(&x, &err))
+        if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
     bool rs_dev = rs_pipe && dev_in && dev_out && ti.contig && !avg && ours &&

@@ -255,6 +255,7 @@ static DPC_TLS bool hand_pending;
  * running (only this rank is in it: no new collective decision there). */
 static DPC_TLS bool staged_inner;
 static __thread dpc_stage_t hand_send, hand_recv;
+static DPC_TLS bool hand_copied;   /* dpc_stage_pair copied the data in */
 
 int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, dpc_stage_t *ss,
                    const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
@@ -277,10 +278,14 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, 
      * datatype, between blocks: they must go back unchanged). Otherwise
      * the call writes all of it, and a copy in would be wasted. */
     bool r_out_only = dev_r && sbuf && span_filled(&rd);
+    /* a request that tries device to device first copies in only if that
+     * falls back (ipc_nb.c) */
+    bool now = !(ours && mode != DPC_BLOCKING && dpc_ipc_pending());
     if (dev_s)
-        err = dpc_stage_in(ss, sbuf, sd.dt, sd.n, sd.counts, sd.count, sd.displs, true, hs);
+        err = dpc_stage_in(ss, sbuf, sd.dt, sd.n, sd.counts, sd.count, sd.displs, now, hs);
     if (!err && dev_r) {
-        err = dpc_stage_in(rs, rbuf, rd.dt, rd.n, rd.counts, rd.count, rd.displs, !r_out_only, hr);
+        err = dpc_stage_in(rs, rbuf, rd.dt, rd.n, rd.counts, rd.count, rd.displs,
+                           now && !r_out_only, hr);
         rs->out_only = r_out_only;
     }
     if (err) {
@@ -292,6 +297,7 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, 
         hand_send = *ss;
         hand_recv = *rs;
         hand_pending = true;
+        hand_copied = now;
     }
     staged_inner = true;
     return MPI_SUCCESS;
@@ -333,7 +339,7 @@ void dpc_stage_claim(dpc_job_t *j, dpc_mode_t mode)
     j->dev_staged = true;
     /* just copied in by dpc_stage_pair; a persistent call's data are read
      * at each MPI_Start, the first one included */
-    j->dev_fresh = mode != DPC_PERSISTENT;
+    j->dev_fresh = mode != DPC_PERSISTENT && hand_copied;
 }
 
 static int copy_in(dpc_stage_t *st)
@@ -349,15 +355,19 @@ static int copy_in(dpc_stage_t *st)
     return MPI_SUCCESS;
 }
 
-int dpc_job_stage_in(dpc_job_t *j, MPI_Comm comm)
+int dpc_job_stage_in_now(dpc_job_t *j)
 {
     if (j->dev_fresh) {
         j->dev_fresh = false;
         return MPI_SUCCESS;
     }
     int err = copy_in(&j->dev_send);
-    if (!err)
-        err = copy_in(&j->dev_recv);
+    return err ? err : copy_in(&j->dev_recv);
+}
+
+int dpc_job_stage_in(dpc_job_t *j, MPI_Comm comm)
+{
+    int err = dpc_job_stage_in_now(j);
     return err ? dpc_raise(comm, err, "%s: cannot copy a device buffer to the host", j->call)
                : MPI_SUCCESS;
 }

@@ -22,6 +22,10 @@
  * rank asks for itself, and that is agreed with the mappings. Else they go
  * the usual way.
  *
+ * This file is the blocking form; ipc_nb.c runs the same plan (the copies
+ * and reductions of dpc_ipc_emit_plan) for nonblocking and persistent
+ * calls, as steps of a request.
+ *
  * Every rank takes the same decision: whether to try at all from the call's
  * arguments that all ranks share (dpc_ipc_wanted), then from the gathered
  * cards (every rank sees all of them): if any rank cannot (a host buffer, a
@@ -54,13 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int32_t ok;
-    int32_t pad;
-    uint64_t off[2];                          /* input, output: offsets in their allocations */
-    unsigned char h[2][DPC_IPC_HANDLE_BYTES]; /* their handles */
-    char gpu[32];                             /* the GPU both are on (PCI bus id) */
-} card_t;
+typedef dpc_ipc_card_t card_t;
 
 /* Peers' allocations mapped here, kept for later calls (opening a handle
  * costs far more than a call); an entry in use by a call is never closed. */
@@ -133,13 +131,15 @@ void dpc_ipc_fini(void)
 }
 
 bool dpc_ipc_wanted(MPI_Comm comm, const char *call, dpc_coll_t coll, int comm_size,
-                    size_t bytes)
+                    size_t bytes, dpc_mode_t mode)
 {
     /* (a staged call's inner call runs on this rank's host copies: the
      * others are not in it) */
     if (!dpc_g.ipc || comm_size < 2 || bytes < dpc_g.cfg.ipc_min || bytes == 0 ||
         dpc_stage_inner() || dpc_tl_quiet)
         return false;
+    if (mode != DPC_BLOCKING)
+        return bytes >= DPC_IPC_NB_MIN;
     /* A program whose buffers are on the host would pay the gather of
      * every attempt for nothing: after a call that could not go device to
      * device, the next ones of that collective on this communicator skip
@@ -190,55 +190,134 @@ static int agree(const dpc_ipc_call_t *x, hs_t kind, int *v)
     return handshake(x, kind, NULL, 0, v);
 }
 
-/* Where each rank's input and output are, here: ours as they are, the
- * peers' through their mappings. */
-typedef struct {
-    int p, me;
-    const char **in;
-    char **out;
-    const uint64_t *at;   /* alltoallv: where each peer's block for us starts */
-    void *stream;
-    int rc;        /* the first CUDA error */
-} plan_t;
-
-static void copy(plan_t *pl, void *dst, const void *src, size_t n)
-{
-    if (n && !pl->rc)
-        pl->rc = dpc_cuda->copy_async(dst, src, n, pl->stream);
-}
-
-static void reduce(plan_t *pl, void *dst, const void *a, const void *b, size_t n,
-                   const dpc_ipc_call_t *x)
-{
-    if (n && !pl->rc)
-        pl->rc = dpc_cuda->reduce_async(dst, a, b, n, (int)x->dt, (int)x->op, pl->stream);
-}
-
-static int sync_stream(plan_t *pl)
-{
-    int rc = dpc_cuda->stream_sync(pl->stream);
-    return pl->rc ? pl->rc : rc;
-}
-
-/* dst = op over every rank's src_k(n elements at byte offset at), this
- * rank's own first, then the others in rank order. */
-static void reduce_all(plan_t *pl, const dpc_ipc_call_t *x, char *dst, size_t at, size_t n)
-{
-    int first = 1;
-    for (int k = 0; k < pl->p; k++) {
-        if (k == pl->me)
-            continue;
-        reduce(pl, dst, first ? pl->in[pl->me] + at : dst, pl->in[k] + at, n, x);
-        first = 0;
-    }
-}
-
 /* Elements [lo, hi) of n that rank k owns in the allreduce. */
 static void slice(size_t n, int p, int k, size_t *lo, size_t *hi)
 {
     size_t q = n / (size_t)p, r = n % (size_t)p;
     *lo = (size_t)k * q + ((size_t)k < r ? (size_t)k : r);
     *hi = *lo + q + ((size_t)k < r);
+}
+
+/* dst = op over every rank's src_k(n elements at byte offset at), this
+ * rank's own first, then the others in rank order. */
+static void reduce_all(const dpc_ipc_plan_t *pl, dpc_ipc_emit_t *e, char *dst, size_t at,
+                       size_t n)
+{
+    int first = 1;
+    for (int k = 0; k < pl->p; k++) {
+        if (k == pl->me)
+            continue;
+        if (n)
+            e->reduce(e, dst, first ? pl->in[pl->me] + at : dst, pl->in[k] + at, n);
+        first = 0;
+    }
+}
+
+static void copy(dpc_ipc_emit_t *e, int from, void *dst, const void *src, size_t n)
+{
+    if (n)
+        e->copy(e, from, dst, src, n);
+}
+
+int dpc_ipc_emit_plan(const dpc_ipc_plan_t *pl, const dpc_ipc_call_t *x, dpc_ipc_emit_t *e)
+{
+    int p = pl->p, me = pl->me;
+    size_t blk = x->blk_bytes, es = dpc_dtype_size(x->dt);
+    switch (x->coll) {
+    case DPC_ALLGATHER:
+        for (int k = 0; k < p; k++)
+            if (k != me || x->sbuf)   /* in place: the own block is there already */
+                copy(e, -1, pl->out[me] + (size_t)k * blk,
+                     x->sbuf ? pl->in[k] : pl->out[k] + (size_t)k * blk, blk);
+        return 0;
+    case DPC_BCAST:
+        if (me != x->root)
+            copy(e, -1, pl->out[me], pl->out[x->root], blk);
+        return 0;
+    case DPC_ALLTOALL:
+        for (int k = 0; k < p; k++)
+            copy(e, -1, pl->out[me] + (size_t)k * blk, pl->in[k] + (size_t)me * blk, blk);
+        return 0;
+    case DPC_ALLGATHERV:
+        /* (in place, each rank published its own block as its input) */
+        for (int k = 0; k < p; k++)
+            if (k != me || x->sbuf)
+                copy(e, -1, pl->out[me] + (size_t)x->displs[k] * x->elem, pl->in[k],
+                     (size_t)x->counts[k] * x->elem);
+        return 0;
+    case DPC_ALLTOALLV:
+        /* peer k's block for this rank starts at at[k] in its input */
+        for (int k = 0; k < p; k++)
+            copy(e, -1, pl->out[me] + (size_t)x->displs[k] * x->elem, pl->in[k] + pl->at[k],
+                 (size_t)x->counts[k] * x->elem);
+        return 0;
+    case DPC_REDUCE_SCATTER_BLOCK:
+        reduce_all(pl, e, pl->out[me], (size_t)me * blk, blk / es);
+        return 0;
+    case DPC_ALLREDUCE: {
+        size_t lo, hi;
+        slice(x->count, p, me, &lo, &hi);
+        reduce_all(pl, e, pl->out[me] + lo * es, lo * es, hi - lo);
+        /* every owner's slice final before anyone copies it */
+        int rc = e->ready(e);
+        if (rc)
+            return rc;
+        for (int k = 0; k < p; k++) {
+            if (k == me)
+                continue;
+            slice(x->count, p, k, &lo, &hi);
+            copy(e, k, pl->out[me] + lo * es, pl->out[k] + lo * es, (hi - lo) * es);
+        }
+        return 0;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* The blocking emitter: everything on one stream, in order. */
+typedef struct {
+    dpc_ipc_emit_t e;
+    const dpc_ipc_call_t *x;
+    void *stream;
+    int rc;        /* the first CUDA error */
+    int hs;        /* a failed handshake's MPI error */
+} stream_emit_t;
+
+static void stream_copy(dpc_ipc_emit_t *e, int from, void *dst, const void *src, size_t n)
+{
+    stream_emit_t *se = (stream_emit_t *)e;
+    (void)from;   /* (ready waited for every owner) */
+    if (!se->rc)
+        se->rc = dpc_cuda->copy_async(dst, src, n, se->stream);
+}
+
+static void stream_reduce(dpc_ipc_emit_t *e, void *dst, const void *a, const void *b, size_t n)
+{
+    stream_emit_t *se = (stream_emit_t *)e;
+    if (!se->rc)
+        se->rc = dpc_cuda->reduce_async(dst, a, b, n, (int)se->x->dt, (int)se->x->op, se->stream);
+}
+
+static int sync_stream(stream_emit_t *se)
+{
+    int rc = dpc_cuda->stream_sync(se->stream);
+    return se->rc ? se->rc : rc;
+}
+
+/* run's result when another rank's part failed */
+#define DPC_IPC_PEER_FAILED (-2)
+
+static int stream_ready(dpc_ipc_emit_t *e)
+{
+    stream_emit_t *se = (stream_emit_t *)e;
+    /* the own slice final; and if one failed, nobody copies (every rank
+     * then reports the failure) */
+    se->rc = sync_stream(se);
+    int any = se->rc != 0;
+    if ((se->hs = agree(se->x, HS_MAX, &any)) != 0 || any)
+        return 1;
+    return 0;
 }
 
 /* Whether this rank's kernels can read every peer's buffers: on its own
@@ -254,80 +333,43 @@ static int reaches_all(const card_t *cards, int p, int me)
     return 1;
 }
 
-/* run's result when another rank's part failed */
-#define DPC_IPC_PEER_FAILED (-2)
-
-/* The collective's copies and kernels, and its host synchronization. */
-static int run(plan_t *pl, const dpc_ipc_call_t *x, int *hs)
+/* The collective's copies and kernels, and its host synchronization: 0, a
+ * CUDA error, or DPC_IPC_PEER_FAILED; *hs a failed handshake's error. */
+static int run(const dpc_ipc_plan_t *pl, const dpc_ipc_call_t *x, int *hs)
 {
-    int p = pl->p, me = pl->me, rc;
-    size_t blk = x->blk_bytes, es = dpc_dtype_size(x->dt);
-    switch (x->coll) {
-    case DPC_ALLGATHER:
-        for (int k = 0; k < p; k++)
-            if (k != me || x->sbuf)   /* in place: the own block is there already */
-                copy(pl, pl->out[me] + (size_t)k * blk,
-                     x->sbuf ? pl->in[k] : pl->out[k] + (size_t)k * blk, blk);
-        break;
-    case DPC_BCAST:
-        if (me != x->root)
-            copy(pl, pl->out[me], pl->out[x->root], blk);
-        break;
-    case DPC_ALLTOALL:
-        for (int k = 0; k < p; k++)
-            copy(pl, pl->out[me] + (size_t)k * blk, pl->in[k] + (size_t)me * blk, blk);
-        break;
-    case DPC_ALLGATHERV:
-        /* (in place, each rank published its own block as its input) */
-        for (int k = 0; k < p; k++)
-            if (k != me || x->sbuf)
-                copy(pl, pl->out[me] + (size_t)x->displs[k] * x->elem, pl->in[k],
-                     (size_t)x->counts[k] * x->elem);
-        break;
-    case DPC_ALLTOALLV:
-        /* peer k's block for this rank starts at at[k] in its input */
-        for (int k = 0; k < p; k++)
-            copy(pl, pl->out[me] + (size_t)x->displs[k] * x->elem, pl->in[k] + pl->at[k],
-                 (size_t)x->counts[k] * x->elem);
-        break;
-    case DPC_REDUCE_SCATTER_BLOCK:
-        reduce_all(pl, x, pl->out[me], (size_t)me * blk, blk / es);
-        break;
-    case DPC_ALLREDUCE: {
-        size_t lo, hi;
-        slice(x->count, p, me, &lo, &hi);
-        reduce_all(pl, x, pl->out[me] + lo * es, lo * es, hi - lo);
-        /* every owner's slice final before anyone copies it; and if one
-         * failed, nobody copies (every rank then reports the failure) */
-        rc = sync_stream(pl);
-        int any = rc != 0;
-        if ((*hs = agree(x, HS_MAX, &any)) != 0 || any)
-            return rc ? rc : DPC_IPC_PEER_FAILED;
-        for (int k = 0; k < p; k++) {
-            if (k == me)
-                continue;
-            slice(x->count, p, k, &lo, &hi);
-            copy(pl, pl->out[me] + lo * es, pl->out[k] + lo * es, (hi - lo) * es);
-        }
-        break;
-    }
-    default:
+    stream_emit_t se = {.e = {stream_copy, stream_reduce, stream_ready}, .x = x,
+                        .stream = dpc_cuda_staging_stream()};
+    int r = dpc_ipc_emit_plan(pl, x, &se.e);
+    *hs = se.hs;
+    if (se.hs)
+        return 0;
+    if (r > 0)   /* ready said stop: this rank's error, or a peer's */
+        return se.rc ? se.rc : DPC_IPC_PEER_FAILED;
+    if (r < 0)
         return -1;
-    }
-    return sync_stream(pl);
+    return sync_stream(&se);
 }
 
-/* What this rank's card says: its buffers, and whether it can go at all. */
-static void card_fill(const dpc_ipc_call_t *x, const void *in, card_t *mine)
+const void *dpc_ipc_input(const dpc_ipc_call_t *x, int me)
+{
+    return x->sbuf                      ? x->sbuf
+           : x->coll == DPC_ALLGATHERV ? (const char *)x->rbuf + (size_t)x->displs[me] * x->elem
+                                       : x->rbuf;
+}
+
+void dpc_ipc_card_fill(const dpc_ipc_call_t *x, const void *in, card_t *mine, bool sync)
 {
     memset(mine, 0, sizeof(*mine));
     mine->ok = x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
     /* our buffers final (the program's default-stream work on them done)
-     * before the gather lets the peers read them */
-    if (mine->ok && dpc_cuda_order_after_user(x->comm, x->call, DPC_ORDER_STAGING))
+     * before the peers may read them: a blocking call waits here, before
+     * the gather; a request's queues wait for it on the device, and its
+     * handshake fences them before it tells the peers to go */
+    if (mine->ok && dpc_cuda_order_after_user(x->comm, x->call,
+                                              sync ? DPC_ORDER_STAGING : DPC_ORDER_QUEUES))
         mine->ok = 0;
     /* (the stream exists once ordered: the first device call makes it) */
-    if (mine->ok && dpc_cuda->stream_sync(dpc_cuda_staging_stream()))
+    if (sync && mine->ok && dpc_cuda->stream_sync(dpc_cuda_staging_stream()))
         mine->ok = 0;
     char gpu_out[sizeof(mine->gpu)];
     if (mine->ok && (dpc_cuda->ipc_get(in, mine->h[0], &mine->off[0]) ||
@@ -357,11 +399,8 @@ static int alltoallv_offsets(const dpc_ipc_call_t *x, int p, uint64_t **at, int 
     return rc;
 }
 
-/* Maps the peers' buffers (bases[2k], bases[2k+1]: k's input and output
- * allocations) and sets ins and outs; for a reduction, checks that this
- * rank's kernels reach every peer's GPU. 0 if either fails here. */
-static int map_peers(const dpc_ipc_call_t *x, const card_t *cards, int p, int me, const void *in,
-                     const char **ins, char **outs, char **bases)
+int dpc_ipc_map_peers(const dpc_ipc_call_t *x, const card_t *cards, int p, int me,
+                      const void *in, const char **ins, char **outs, char **bases)
 {
     bool reduces = x->coll == DPC_ALLREDUCE || x->coll == DPC_REDUCE_SCATTER_BLOCK;
     if (reduces && !reaches_all(cards, p, me))
@@ -381,6 +420,15 @@ static int map_peers(const dpc_ipc_call_t *x, const card_t *cards, int p, int me
     return 1;
 }
 
+void dpc_ipc_unmap(char **bases, int n)
+{
+    for (int k = 0; bases && k < n; k++)
+        if (bases[k]) {
+            map_release(bases[k]);
+            bases[k] = NULL;
+        }
+}
+
 /* The call's bytes, for DPCOLL_STATS. */
 static size_t call_bytes(const dpc_ipc_call_t *x, int p)
 {
@@ -395,8 +443,7 @@ static size_t call_bytes(const dpc_ipc_call_t *x, int p)
     return bytes;
 }
 
-/* The call ran here (went, or failed in a handshake): count it. */
-static void count_call(const dpc_ipc_call_t *x, int p, bool went, bool failed)
+void dpc_ipc_count(const dpc_ipc_call_t *x, int p, bool went, bool failed)
 {
     bool lk = dpc_need_lock();
     dpc_lock(lk);   /* (the engine's calls count under the same lock) */
@@ -431,13 +478,9 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
 {
     int p, me;
     dpc_comm_shape(x->comm, &p, &me);
-    /* the input: a bcast's buffer, an allgatherv in place its own block */
-    const void *in = x->sbuf                      ? x->sbuf
-                     : x->coll == DPC_ALLGATHERV ? (const char *)x->rbuf +
-                                                       (size_t)x->displs[me] * x->elem
-                                                 : x->rbuf;
+    const void *in = dpc_ipc_input(x, me);
     card_t mine;
-    card_fill(x, in, &mine);
+    dpc_ipc_card_fill(x, in, &mine, true);
     /* small groups keep their tables on the stack; a large one allocates,
      * and agrees first that everyone could (else all go the usual way) */
     enum { SMALL = 16 };
@@ -464,23 +507,20 @@ int dpc_ipc_run(const dpc_ipc_call_t *x, int *err)
         hs = alltoallv_offsets(x, p, &at, &all);
     if (!hs && all) {
         /* mapping (and reaching the peers' GPUs) can fail here alone */
-        all = map_peers(x, cards, p, me, in, ins, outs, bases);
+        all = dpc_ipc_map_peers(x, cards, p, me, in, ins, outs, bases);
         hs = agree(x, HS_MIN, &all);
     }
     if (!hs && all) {
-        plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .at = at,
-                     .stream = dpc_cuda_staging_stream()};
+        dpc_ipc_plan_t pl = {.p = p, .me = me, .in = ins, .out = outs, .at = at};
         int rc = run(&pl, x, &hs);
         *err = hs ? hs : finish(x, me, rc);
-        count_call(x, p, !hs, *err != MPI_SUCCESS);
+        dpc_ipc_count(x, p, !hs, *err != MPI_SUCCESS);
     } else if (hs) {
         /* a handshake failed (it said why): so does the call */
         *err = hs;
-        count_call(x, p, false, true);
+        dpc_ipc_count(x, p, false, true);
     }
-    for (int k = 0; bases && k < 2 * p; k++)
-        if (bases[k])
-            map_release(bases[k]);
+    dpc_ipc_unmap(bases, 2 * p);
     free(at);
     note_outcome(x->comm, x->call, x->coll, all && !hs);
     if (heap) {

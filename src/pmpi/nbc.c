@@ -19,6 +19,7 @@
  */
 #include "config.h"
 #include "jobs.h"
+#include "ipc.h"
 #include "dpc_log.h"
 #include <errno.h>
 #include <poll.h>
@@ -72,6 +73,7 @@ void dpc_nbc_destroy(dpc_req_t *op)
 {
     dpc_lock(true);
     list_remove_locked(op);
+    dpc_ipc_nb_free(op);   /* (its schedules but op->s) */
     if (op->s)
         dpc_sched_destroy(op->s);
     if (op->held)

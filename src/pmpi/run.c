@@ -4,6 +4,7 @@
  * progress it to the end without spinning a core, bounded by DPCOLL_TIMEOUT.
  */
 #include "config.h"
+#include "ipc.h"
 #include "shim.h"
 #include "dpc_log.h"
 #include "stage.h"
@@ -52,6 +53,7 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
         *err = dpc_raise(comm, MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", call);
         return -1;
     }
+    dpc_ipc_drop_stale();
     /* a communicator we already know is an intracommunicator; remember its
      * state for dpc_comm_get and dpc_comm_shape in this same call */
     void *known;
@@ -197,6 +199,9 @@ static void op_test_locked(dpc_req_t *op)
     if (!op->running)
         return;
     dpc_status_t st = dpc_sched_test(op->s);
+    /* a request that tries device to device first: its next part, if any */
+    if (st == DPC_OK && op->ipc)
+        st = dpc_ipc_nb_next(op);
     if (st == DPC_INPROGRESS)
         return;
     op->st = st;
@@ -282,12 +287,23 @@ static bool same_args(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
            !x->sdispls && !y->sdispls;
 }
 
+/* The tags of a communicator's collective number seq. */
+static uint64_t tag_base(const dpc_comm_t *c, unsigned seq)
+{
+    return ((uint64_t)(c->ctx > 0 ? c->ctx : 0) << DPC_UCX_CTX_SHIFT) |
+           ((uint64_t)(seq & ((1u << DPC_UCX_SEQ_BITS) - 1)) << DPC_UCX_SEQ_SHIFT);
+}
+
 int dpc_op_start(dpc_req_t *op)
 {
     dpc_job_t *j = op->job;
     dpc_comm_t *c = op->c;
     dpc_coll_args_t *a = &j->a;
     int err;
+    if (op->ipc) {
+        dpc_ipc_nb_rewind(op);
+        dpc_ipc_nb_prepare(op);
+    }
     /* device data are read anew at each start (a persistent call's too):
      * after what the program queued before it (a fresh staged call was
      * ordered and copied by dpc_stage_pair) */
@@ -297,7 +313,8 @@ int dpc_op_start(dpc_req_t *op)
     if ((j->pipe.dev_in || j->pipe.dev_out) &&
         (err = dpc_cuda_order_after_user(op->comm, j->call, DPC_ORDER_QUEUES)))
         return err;
-    if (j->dev_staged && (err = dpc_job_stage_in(j, op->comm)))
+    /* (with a device to device attempt first: only if that falls back) */
+    if (j->dev_staged && !op->ipc && (err = dpc_job_stage_in(j, op->comm)))
         return err;
     if (j->prepare && (err = j->prepare(j, op->comm)))
         return err;
@@ -318,10 +335,12 @@ int dpc_op_start(dpc_req_t *op)
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_lock(lk);
     unsigned seq = c->seq++;
+    /* (an attempt's handshake: a sequence number of its own, the next one
+     * on every rank alike) */
+    unsigned seq_ipc = op->ipc ? c->seq++ : 0;
     dpc_sched_params_t prm = {
         .tp = c->tp,
-        .tag_base = ((uint64_t)(c->ctx > 0 ? c->ctx : 0) << DPC_UCX_CTX_SHIFT) |
-                    ((uint64_t)(seq & ((1u << DPC_UCX_SEQ_BITS) - 1)) << DPC_UCX_SEQ_SHIFT),
+        .tag_base = tag_base(c, seq),
         .timeout_ns = (uint64_t)(dpc_g.cfg.timeout_s * 1e9),
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
@@ -367,7 +386,9 @@ int dpc_op_start(dpc_req_t *op)
     else if (st == DPC_OK && !op->replayed)
         st = al->build(a, op->s);
     dpc_lock(lk);
-    if (st == DPC_OK)
+    if (st == DPC_OK && op->ipc)
+        st = dpc_ipc_nb_start(op, tag_base(c, seq_ipc));
+    else if (st == DPC_OK)
         st = dpc_sched_start(op->s);
     op->done = st != DPC_OK;
     op->running = !op->done;
@@ -390,6 +411,7 @@ int dpc_op_complete(dpc_req_t *op)
     dpc_job_t *j = op->job;
     dpc_comm_t *c = op->c;
     int rc = MPI_SUCCESS;
+    bool went = dpc_ipc_nb_went(op);
     if (op->st != DPC_OK) {
         char why[512] = "";
         if (op->s)
@@ -400,19 +422,22 @@ int dpc_op_complete(dpc_req_t *op)
         char after[64] = "";
         if (op->st == DPC_ERR_TIMEOUT)
             snprintf(after, sizeof(after), " (after %g s: DPCOLL_TIMEOUT)", dpc_g.cfg.timeout_s);
+        const char *doing = dpc_ipc_nb_doing(op);
         rc = dpc_raise(op->comm, op->st == DPC_ERR_TIMEOUT ? MPI_ERR_OTHER : error_class(op->st),
                        "%s (%s, %s) on communicator %s (size %d, rank %d): %s%s", j->call,
-                       dpc_coll_name(j->a.coll), op->al ? op->al->name : "?",
+                       dpc_coll_name(j->a.coll), doing ? doing : op->al ? op->al->name : "?",
                        len ? name : "(unnamed)", c->size, c->rank,
                        why[0] ? why : dpc_status_str(op->st), after);
-    } else {
+    } else if (!went) {
         if (j->finish)
             rc = j->finish(j, op->comm);
         if (rc == MPI_SUCCESS && j->dev_staged)
             rc = dpc_job_stage_out(j, op->comm);
-    }
+    }   /* (device to device: the results are in the program's buffers) */
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_lock(lk);
+    if (op->ipc)
+        dpc_ipc_nb_end(op);
     /* keep the schedule for the next call when it left nothing in flight
      * (a persistent op keeps its own) */
     if (op->s && dpc_sched_idle(op->s))
@@ -443,9 +468,10 @@ int dpc_op_complete(dpc_req_t *op)
         dpc_coll_stats_t *cs = &dpc_g.stats[j->a.coll];
         cs->ours++;
         cs->bytes += j->bytes;
-        int ai = op->al ? algo_index(op->al) : -1;
+        int ai = op->al && !went ? algo_index(op->al) : -1;
         if (ai >= 0)
             cs->by_algo[ai]++;
+        cs->ipc += went;
         cs->errors += rc != MPI_SUCCESS;
     }
     op->completed = true;
@@ -465,8 +491,10 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
     if (__builtin_expect(__atomic_load_n(&dpc_g.nb_orphans, __ATOMIC_RELAXED) > 0, 0))
         dpc_nbc_reap(false);
     if (mode != DPC_BLOCKING) {
+        dpc_ipc_nb_t *ipc = dpc_ipc_take(comm);
         dpc_req_t *op = calloc(1, sizeof(*op));
         if (!op) {
+            free(ipc);
             const char *call = j->call;
             if (j->release)
                 j->release(j);
@@ -481,6 +509,7 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
         op->c = c;
         op->comm = comm;
         op->mode = mode;
+        op->ipc = ipc;
         return dpc_nbc_post(op, req);
     }
     dpc_req_t op = {.job = j, .c = c, .comm = comm, .mode = DPC_BLOCKING};

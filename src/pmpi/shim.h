@@ -200,7 +200,9 @@ typedef struct dpc_req {
     int err;                        /* MPI error code of the call */
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */
+    struct dpc_ipc_nb *ipc;         /* a device to device attempt first (ipc_nb.c) */
 } dpc_req_t;
+typedef struct dpc_ipc_nb dpc_ipc_nb_t;
 
 /* Whether op's schedule has ended, without the lock: set after st, so a
  * true answer makes st readable too (the progress thread may have set it

@@ -65,6 +65,9 @@ int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t
 void dpc_stage_claim(dpc_job_t *j, dpc_mode_t mode);
 /* For the engine: before a start, after a successful end, at release. */
 int dpc_job_stage_in(dpc_job_t *j, MPI_Comm comm);
+/* The same without an MPI call (the engine's threads): nonzero on failure
+ * (logged). */
+int dpc_job_stage_in_now(dpc_job_t *j);
 int dpc_job_stage_out(dpc_job_t *j, MPI_Comm comm);
 void dpc_job_stage_free(dpc_job_t *j);
 

@@ -112,8 +112,9 @@ static int is_device(const void *p);
  * CUDA's default stream: a copy from host memory into device memory
  * returns once the source is taken (here: duplicated) but lands later,
  * when the next copy of the program runs (the default stream is in order)
- * or when libdpcoll orders its streams after the program's work
- * (order_after_user). libdpcoll's own streams do not wait for it, as
+ * or when a stream of libdpcoll's that was ordered after the program's
+ * work (order_after_user) gets to that point. libdpcoll's own streams do
+ * not wait for it otherwise, as
  * CUDA's non-blocking streams do not: a call that reads a device buffer
  * without ordering first reads what was there before. libdpcoll's copies
  * (copy_async) are counted, the program's are not.
@@ -156,13 +157,7 @@ __attribute__((visibility("default"))) void fake_dev_copy(void *dst, const void 
     copy_now(dst, src, n);
 }
 
-static int order_after_user(void *const *streams, int n)
-{
-    (void)streams;
-    (void)n;
-    land_all();
-    return 0;
-}
+static int order_after_user(void *const *streams, int n);
 
 __attribute__((visibility("default"))) unsigned long fake_dev_copies(void)
 {
@@ -319,6 +314,9 @@ static int is_pinned(const void *p, size_t n)
  * stale data, as it would on a GPU. */
 typedef struct fwork { void *dst; const void *a, *b; size_t n; int dt, op; } fwork_t;
 #define COPY (-1)     /* dt of a copy */
+#define LAND (-2)     /* dt of order_after_user's mark: the program's copies land */
+/* (libdpcoll may queue work from several threads, as CUDA allows) */
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 typedef struct fstream { fwork_t q[4096]; int head, tail; } fstream_t;
 typedef struct fevent { fstream_t *s; int upto, polls; } fevent_t;
 static unsigned long reduces;
@@ -332,6 +330,10 @@ static void run_until(fstream_t *s, int upto)
 {
     while (s->head < upto) {
         fwork_t *w = &s->q[s->head++ % 4096];
+        if (w->dt == LAND) {
+            land_all();
+            continue;
+        }
         if (w->dt == COPY) {
             copy_now(w->dst, w->a, w->n);
             continue;
@@ -369,12 +371,35 @@ static void stream_destroy(void *s) { free(s); }
 static int stream_sync(void *s)
 {
     fstream_t *f = s;
+    pthread_mutex_lock(&qlock);
     run_until(f, f->tail);
+    pthread_mutex_unlock(&qlock);
+    return 0;
+}
+/* libdpcoll's streams wait for the program's work so far: its copies land
+ * when the first of them gets there (not at once: a peer that reads this
+ * rank's buffer before that reads what was there before) */
+static int order_after_user(void *const *streams, int n)
+{
+    int marked = 0;
+    pthread_mutex_lock(&qlock);
+    for (int i = 0; i < n; i++)
+        if (streams[i]) {
+            enqueue(streams[i], (fwork_t){NULL, NULL, NULL, 0, LAND, 0});
+            marked = 1;
+        }
+    pthread_mutex_unlock(&qlock);
+    if (!marked)
+        land_all();
     return 0;
 }
 static int copy_async(void *dst, const void *src, size_t n, void *s)
 {
+    if (!n)
+        return 0;   /* as the real plugin: nothing queued (an event after it is a fence) */
+    pthread_mutex_lock(&qlock);
     enqueue(s, (fwork_t){dst, src, NULL, n, COPY, 0});
+    pthread_mutex_unlock(&qlock);
     __atomic_add_fetch(&copies, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -387,20 +412,24 @@ static void event_destroy(void *ev) { free(ev); }
 static int event_record(void *ev, void *s)
 {
     fevent_t *e = ev;
+    pthread_mutex_lock(&qlock);
     e->s = s;
     e->upto = e->s->tail;
     e->polls = 0;
+    pthread_mutex_unlock(&qlock);
     return 0;
 }
 static int event_query(void *ev)
 {
     fevent_t *e = ev;
-    if (e->s->head >= e->upto)
-        return 0;
-    if (++e->polls < 2)
-        return 1;
-    run_until(e->s, e->upto);
-    return 0;
+    int busy = 0;
+    pthread_mutex_lock(&qlock);
+    if (e->s->head < e->upto && ++e->polls < 2)
+        busy = 1;
+    else
+        run_until(e->s, e->upto);
+    pthread_mutex_unlock(&qlock);
+    return busy;
 }
 /* The kernels of the real plugin exist for every pair but long double's:
  * the same here, with the host's arithmetic (which the real kernels match
@@ -426,7 +455,9 @@ static int reduce_async(void *d, const void *a, const void *b, size_t n, int dt,
     for (int i = 0; i < 3; i++)
         if (!is_device(p[i]) && !is_pinned(p[i], bytes))
             return UNPINNED;
+    pthread_mutex_lock(&qlock);
     enqueue(s, (fwork_t){d, a, b, n, dt, op});
+    pthread_mutex_unlock(&qlock);
     __atomic_add_fetch(&reduces, 1, __ATOMIC_RELAXED);
     return 0;
 }

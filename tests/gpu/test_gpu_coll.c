@@ -451,6 +451,150 @@ static void ipc_timeout_case(void)
     }
     /* (the communicator's sequence is off now: not used again) */
 }
+
+/* Nonblocking and persistent calls through CUDA IPC (ipc_nb.c), n ints a
+ * rank (4 MiB and more: from DPC_IPC_NB_MIN). */
+static void nb_ipc_cases(long n)
+{
+    size_t b = sizeof(int) * (size_t)n, bp = b * (size_t)size;
+    int *h = malloc(bp), *out = malloc(bp), *ref = malloc(bp);
+    void *din = dmalloc(bp), *dout = dmalloc(bp);
+    int red_ipc = ipc_expected(1, b, 1), move_ipc = ipc_expected(1, bp, 0);
+    MPI_Request r;
+    /* the call returns before its peers come: rank 0 starts an allreduce,
+     * then sends rank 1 the message it waits for before its own start (a
+     * call that waited for its peers' handshake would never get there) */
+    fill(h, n, 80);
+    put(1, din, h, b);
+    unsigned long c0 = fake_dev_copies(), r0 = fake_dev_reduces();
+    int token = 0;
+    if (rank == 1)
+        MPI_Recv(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Iallreduce(din, dout, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    if (rank == 0)
+        MPI_Send(&token, 1, MPI_INT, 1, 5, MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    unsigned long cp = fake_dev_copies() - c0, red = fake_dev_reduces() - r0;
+    get(1, out, dout, b);
+    PMPI_Allreduce(h, ref, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    check("iallreduce through CUDA IPC, a peer late", 1, n, out, ref, b);
+    if (red_ipc) {
+        /* device to device: this rank's slice from p-1 kernels, the p-1
+         * others' slices copied (nothing staged, no pipeline) */
+        cases++;
+        if (red != (unsigned long)(size - 1) || cp != (unsigned long)(size - 1)) {
+            failures++;
+            printf("FAILED: rank %d: iallreduce through CUDA IPC of %zu bytes made %lu device "
+                   "reductions and %lu copies (want %d of each)\n", rank, b, red, cp, size - 1);
+        }
+    }
+    /* persistent, three starts with new data, in place */
+    MPI_Request pr;
+    MPI_Allreduce_init(MPI_IN_PLACE, dout, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &pr);
+    for (int round = 0; round < 3; round++) {
+        fill(h, n, 81 + round);
+        put(1, dout, h, b);
+        r0 = fake_dev_reduces();
+        MPI_Start(&pr);
+        MPI_Wait(&pr, MPI_STATUS_IGNORE);
+        red = fake_dev_reduces() - r0;
+        get(1, out, dout, b);
+        PMPI_Allreduce(h, ref, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        check("persistent allreduce in place through CUDA IPC", 1, n, out, ref, b);
+        cases++;
+        if (red_ipc && red != (unsigned long)(size - 1)) {
+            failures++;
+            printf("FAILED: rank %d: start %d of a persistent allreduce through CUDA IPC made "
+                   "%lu device reductions (want %d)\n", rank, round, red, size - 1);
+        }
+    }
+    MPI_Request_free(&pr);
+    /* allgather, bcast, alltoall: device copies only, p, 1 (0 at the
+     * root), p: a staged call would copy to the host and back as well */
+    for (int k = 0; k < 3; k++) {
+        fill(h, k == 2 ? n * size : n, 84 + k);
+        put(1, k == 1 ? dout : din, h, k == 2 ? bp : b);
+        c0 = fake_dev_copies();
+        if (k == 0)
+            MPI_Iallgather(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD, &r);
+        else if (k == 1)
+            MPI_Ibcast(dout, (int)n, MPI_INT, 1, MPI_COMM_WORLD, &r);
+        else
+            MPI_Ialltoall(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        cp = fake_dev_copies() - c0;
+        size_t got = k == 1 ? b : bp;
+        get(1, out, dout, got);
+        if (k == 0)
+            PMPI_Allgather(h, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+        else if (k == 1) {
+            memcpy(ref, h, b);
+            PMPI_Bcast(ref, (int)n, MPI_INT, 1, MPI_COMM_WORLD);
+        } else
+            PMPI_Alltoall(h, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+        static const char *const what[3] = {"iallgather through CUDA IPC",
+                                            "ibcast through CUDA IPC", "ialltoall through CUDA IPC"};
+        check(what[k], 1, n, out, ref, got);
+        unsigned long want = k == 1 ? (rank == 1 ? 0ul : 1ul) : (unsigned long)size;
+        cases++;
+        if ((k == 1 ? ipc_expected(1, b, 0) : move_ipc) && cp != want) {
+            failures++;
+            printf("FAILED: rank %d: %s made %lu device copies (want %lu)\n", rank, what[k], cp,
+                   want);
+        }
+    }
+    cudaFree(din);
+    cudaFree(dout);
+    free(h);
+    free(out);
+    free(ref);
+}
+
+/* Run with DPCOLL_TIMEOUT=2: an Iallreduce through CUDA IPC whose part
+ * fails on rank 0 (`fail`: a device reduction there fails; else rank 0
+ * never makes the call). Rank 0 reports its CUDA error (fail); the others
+ * give up within the timeout, naming the call and rank 0. */
+static void nb_ipc_timeout_case(int fail)
+{
+    long n = 1 << 20;
+    void *d = dmalloc(sizeof(int) * (size_t)n), *o = dmalloc(sizeof(int) * (size_t)n);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_set_name(c, fail ? "ipc-failed" : "ipc-skipped");
+    int one = 1, all = 0;
+    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, c);
+    cases++;
+    if (rank == 0 && fail)
+        fake_dev_fail_next_reduce();
+    if (rank != 0 || fail) {
+        MPI_Request r;
+        double t0 = MPI_Wtime();
+        int e = MPI_Iallreduce(d, o, (int)n, MPI_INT, MPI_SUM, c, &r), cls = -1;
+        /* (a request's error comes back through MPI_COMM_WORLD's handler) */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        if (e == MPI_SUCCESS)
+            e = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        double waited = MPI_Wtime() - t0;
+        MPI_Error_class(e, &cls);
+        const char *msg = dpcoll_error_message();
+        int bad = cls != MPI_ERR_OTHER || waited > 30 || !strstr(msg, "MPI_Iallreduce") ||
+                  !strstr(msg, fail ? "ipc-failed" : "ipc-skipped");
+        if (rank == 0)
+            bad |= !strstr(msg, "cuda_ipc") || !strstr(msg, "(device reduce)");
+        else
+            bad |= !strstr(msg, "waiting for rank") || (rank == 1 && !strstr(msg, " 0"));
+        if (bad) {
+            failures++;
+            printf("FAILED: rank %d: an iallreduce through CUDA IPC, rank 0 %s, returned class %d "
+                   "after %.1f s (want MPI_ERR_OTHER within DPCOLL_TIMEOUT): %s\n", rank,
+                   fail ? "failing" : "absent", cls, waited, msg);
+        }
+    }
+    /* (the communicator's sequence is off now: not used again) */
+}
 #endif
 
 int main(int argc, char **argv)
@@ -473,6 +617,8 @@ int main(int argc, char **argv)
 #ifdef FAKE_DEVICE
     if (argc > 1 && !strcmp(argv[1], "timeout")) {
         ipc_timeout_case();
+        nb_ipc_timeout_case(0);
+        nb_ipc_timeout_case(1);
         int worst = 0;   /* (MPICH's: rank 0 is here at once, the others after the timeout) */
         PMPI_Allreduce(&failures, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0)
@@ -515,6 +661,8 @@ int main(int argc, char **argv)
         for (int c = 0; c < 6; c++)
             run(mode, counts[c]);
 #ifdef FAKE_DEVICE
+    nb_ipc_cases(1 << 20);
+    nb_ipc_cases((1 << 20) + 5);
     /* pinned memory is kept for the next call: the same large allreduce
      * again and again allocates none after the first */
     {
