@@ -58,9 +58,10 @@ int main(int argc, char **argv)
     transports();
 #ifdef DPC_HAVE_CUDA
     printf("  CUDA:            built with CUDA: libdpcoll_cuda.so is loaded at MPI_Init when a GPU "
-           "and driver are present (DPCOLL_LOG_LEVEL=2 says which); blocking calls whose "
+           "and driver are present (DPCOLL_LOG_LEVEL=2 says which); calls whose "
            "every rank has its buffers on a GPU of this node (reductions: GPUs with peer access) go "
-           "device to device through CUDA IPC (from DPCOLL_IPC_MIN bytes; DPCOLL_IPC=0: never); other device buffers "
+           "device to device through CUDA IPC (blocking from DPCOLL_IPC_MIN bytes, nonblocking and "
+           "persistent from 2 MiB; DPCOLL_IPC=0: never); other device buffers "
            "are staged through pinned host memory (allreduces and reduce-scatters of 2 MiB "
            "and more in a pipeline of "
            "1 MiB chunks, reduced on the GPU unless DPCOLL_DEVICE_REDUCE=0)\n");

@@ -189,6 +189,8 @@ static dpc_sched_t *hs_sched(dpc_req_t *op, uint64_t tag_base)
         .defer_local = true,
     };
     if (n->hs && dpc_sched_reinit(n->hs, &prm) != DPC_OK) {
+        if (op->s == n->hs)
+            op->s = NULL;   /* (the caller sets it again) */
         dpc_sched_destroy(n->hs);
         n->hs = NULL;
     }

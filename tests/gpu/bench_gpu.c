@@ -17,8 +17,10 @@
  *
  * "dpcoll" is whatever path libdpcoll takes: device to device through CUDA
  * IPC when every rank's buffers are on a GPU of one node (blocking calls
- * from DPCOLL_IPC_MIN bytes), else the staging pipeline or whole staging
- * (DPCOLL_IPC=0 forces those).
+ * from DPCOLL_IPC_MIN bytes, nonblocking ones from 2 MiB), else the staging
+ * pipeline or whole staging (DPCOLL_IPC=0 forces those). "i+wait" is the
+ * nonblocking form (MPI_Iallreduce... then MPI_Wait) on the same buffers,
+ * its result compared too.
  *
  * For allreduce it also shows the staging pipeline's overlap: the device
  * call against the sum of its parts done one after the other (copy to
@@ -70,6 +72,30 @@ static void sides(int c, size_t b, size_t *in, size_t *out)
         *in = b / (size_t)size;
 }
 
+/* libdpcoll's nonblocking form, to its end. */
+static void call_nb(int c, const float *s, float *r, size_t b)
+{
+    int n = (int)(b / sizeof(float)), blk = n / size;
+    MPI_Request q;
+    switch (c) {
+    case ALLREDUCE:
+        MPI_Iallreduce(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &q);
+        break;
+    case REDUCE_SCATTER:
+        MPI_Ireduce_scatter_block(s, r, blk, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &q);
+        break;
+    case ALLGATHER:
+        MPI_Iallgather(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, MPI_COMM_WORLD, &q);
+        break;
+    case BCAST:
+        MPI_Ibcast(r, n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q);
+        break;
+    default:
+        MPI_Ialltoall(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, MPI_COMM_WORLD, &q);
+    }
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+}
+
 /* The collective on (s, r): libdpcoll's (MPI_*) or the library's own. */
 static void call(int c, int native, const float *s, float *r, size_t b)
 {
@@ -119,14 +145,17 @@ static void fill(int c, size_t b)
     cudaMemcpy(c == BCAST ? drecv : dsend, h, n * sizeof(float), cudaMemcpyHostToDevice);
 }
 
-static double time_ours(int c, size_t b)
+static double time_ours(int c, size_t b, int nb)
 {
     for (int r = 0; r < reps; r++) {
         if (c == BCAST)
             fill(c, b);   /* bcast overwrites its input at the other ranks */
         PMPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        call(c, 0, dsend, drecv, b);
+        if (nb)
+            call_nb(c, dsend, drecv, b);
+        else
+            call(c, 0, dsend, drecv, b);
         t[r] = MPI_Wtime() - t0;
     }
     return median_slowest();
@@ -168,8 +197,8 @@ static void bench(int c, size_t maxb)
     if (rank == 0) {
         printf("\n# %s (float, sum where it reduces), %d ranks; medians of %d, slowest rank\n",
                coll_name[c], size, reps);
-        printf("%11s %11s %8s %11s %8s %7s %11s %8s", "bytes", "dpcoll(us)", "busbw", "staged(us)",
-               "busbw", "speedup", "d2d(us)", "GB/s");
+        printf("%11s %11s %8s %11s %8s %7s %11s %8s %11s %8s", "bytes", "dpcoll(us)", "busbw",
+               "staged(us)", "busbw", "speedup", "d2d(us)", "GB/s", "i+wait(us)", "busbw");
         if (c == ALLREDUCE)
             printf(" %11s %9s %9s %7s", "host(us)", "d2h(us)", "h2d(us)", "hidden");
         printf("\n");
@@ -179,20 +208,26 @@ static void bench(int c, size_t maxb)
         sides(c, b, &in, &out);
         fill(c, b);
         call(c, 0, dsend, drecv, b);   /* warm-up: pinned blocks, schedules */
-        double td = time_ours(c, b);
+        double td = time_ours(c, b, 0);
         cudaMemcpy(h_ours, drecv, out, cudaMemcpyDeviceToHost);
         fill(c, b);
         staged(c, b);
         double tn = time_staged(c, b);
         cudaMemcpy(h_nat, drecv, out, cudaMemcpyDeviceToHost);
         int bad = memcmp(h_ours, h_nat, out) != 0, any = 0;
+        fill(c, b);
+        call_nb(c, dsend, drecv, b);
+        double ti = time_ours(c, b, 1);
+        cudaMemcpy(h_ours, drecv, out, cudaMemcpyDeviceToHost);
+        bad |= memcmp(h_ours, h_nat, out) != 0;
         PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         wrong += any;
         compared++;
         double tc = time_copy(drecv, dsend, b, cudaMemcpyDeviceToDevice);
         if (rank == 0)
-            printf("%11zu %11.1f %8.2f %11.1f %8.2f %6.2fx %11.1f %8.1f", b, td * 1e6,
-                   b / td * f * 1e-9, tn * 1e6, b / tn * f * 1e-9, tn / td, tc * 1e6, b / tc * 1e-9);
+            printf("%11zu %11.1f %8.2f %11.1f %8.2f %6.2fx %11.1f %8.1f %11.1f %8.2f", b, td * 1e6,
+                   b / td * f * 1e-9, tn * 1e6, b / tn * f * 1e-9, tn / td, tc * 1e6, b / tc * 1e-9,
+                   ti * 1e6, b / ti * f * 1e-9);
         if (c == ALLREDUCE) {
             /* the parts of the pipeline one after the other */
             int n = (int)(b / sizeof(float));
