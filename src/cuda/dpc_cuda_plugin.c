@@ -35,9 +35,52 @@ static int is_device(const void *ptr)
     return at.type == cudaMemoryTypeDevice;
 }
 
+/*
+ * The GPU of libdpcoll's streams: the program's current one when the first
+ * stream is made (its first call with a device buffer). CUDA's current GPU
+ * is a thread's own, and work goes onto those streams from other threads
+ * too: libdpcoll's progress thread, which never chose one (so GPU 0), and
+ * the program's other threads. A kernel launched into another GPU's stream
+ * fails, an event cannot be recorded on another GPU's stream, and a peer's
+ * buffer is mapped (cudaIpcOpenMemHandle) for the current GPU. So each
+ * entry point below that makes an event, queues work or maps a buffer runs
+ * on that GPU, and gives the thread its own back afterwards.
+ */
+static int home = -1;
+
+static int home_enter(int *prev)
+{
+    int h = __atomic_load_n(&home, __ATOMIC_ACQUIRE);
+    *prev = -1;
+    if (h < 0 || cudaGetDevice(prev) != cudaSuccess) {
+        *prev = -1;
+        return 0;
+    }
+    return *prev == h ? 0 : (int)cudaSetDevice(h);
+}
+
+static void home_leave(int prev)
+{
+    if (prev >= 0 && prev != __atomic_load_n(&home, __ATOMIC_ACQUIRE))
+        cudaSetDevice(prev);
+}
+
+/* Returns CALL's result, CALL made on the streams' GPU. */
+#define ON_HOME(CALL)                                                        \
+    do {                                                                     \
+        int prev_, e_ = home_enter(&prev_);                                  \
+        if (!e_)                                                             \
+            e_ = (int)(CALL);                                                \
+        home_leave(prev_);                                                   \
+        return e_;                                                           \
+    } while (0)
+
 static int stream_create(void **s)
 {
-    return (int)cudaStreamCreateWithFlags((cudaStream_t *)s, cudaStreamNonBlocking);
+    int h = -1;
+    if (__atomic_load_n(&home, __ATOMIC_ACQUIRE) < 0 && cudaGetDevice(&h) == cudaSuccess)
+        __atomic_store_n(&home, h, __ATOMIC_RELEASE);
+    ON_HOME(cudaStreamCreateWithFlags((cudaStream_t *)s, cudaStreamNonBlocking));
 }
 
 static void stream_destroy(void *s)
@@ -52,12 +95,16 @@ static int stream_sync(void *s)
 
 static int copy_async(void *dst, const void *src, size_t bytes, void *s)
 {
-    return bytes ? (int)cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)s) : 0;
+    if (!bytes)
+        return 0;
+    ON_HOME(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, (cudaStream_t)s));
 }
 
 static int reduce_async(void *dst, const void *a, const void *b, size_t n, int dt, int op, void *s)
 {
-    return dpc_cuda_reduce_launch(dst, a, b, n, dt, op, s);
+    if (!n)   /* a probe: nothing launched */
+        return dpc_cuda_reduce_launch(dst, a, b, n, dt, op, s);
+    ON_HOME(dpc_cuda_reduce_launch(dst, a, b, n, dt, op, s));
 }
 
 static int host_alloc(void **p, size_t bytes)
@@ -77,7 +124,7 @@ static const char *error_string(int err)
 
 static int event_create(void **ev)
 {
-    return (int)cudaEventCreateWithFlags((cudaEvent_t *)ev, cudaEventDisableTiming);
+    ON_HOME(cudaEventCreateWithFlags((cudaEvent_t *)ev, cudaEventDisableTiming));
 }
 
 static void event_destroy(void *ev)
@@ -87,7 +134,7 @@ static void event_destroy(void *ev)
 
 static int event_record(void *ev, void *s)
 {
-    return (int)cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)s);
+    ON_HOME(cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)s));
 }
 
 static int event_query(void *ev)
@@ -154,12 +201,13 @@ static int ipc_open(const void *handle, void **base)
 {
     cudaIpcMemHandle_t h;
     memcpy(&h, handle, sizeof(h));
-    return (int)cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess);
+    /* (mapped for, and peer access enabled from, our GPU) */
+    ON_HOME(cudaIpcOpenMemHandle(base, h, cudaIpcMemLazyEnablePeerAccess));
 }
 
 static int ipc_close(void *base)
 {
-    return (int)cudaIpcCloseMemHandle(base);
+    ON_HOME(cudaIpcCloseMemHandle(base));
 }
 
 static int device_of(const void *ptr, char *id, size_t len)

@@ -99,7 +99,8 @@ typedef struct dpc_ipc_plan {
     char **out;
     const uint64_t *at;   /* alltoallv: where each peer's block for us starts */
 } dpc_ipc_plan_t;
-/* Emits the collective's work (0; -1 for a collective that has none). */
+/* Emits the collective's work: 0; ready's nonzero answer (the rest was not
+ * emitted); -1 for a collective that has no plan. */
 int dpc_ipc_emit_plan(const dpc_ipc_plan_t *pl, const dpc_ipc_call_t *x, dpc_ipc_emit_t *e);
 /* The call ran here (went, or failed): counted for DPCOLL_STATS. */
 void dpc_ipc_count(const dpc_ipc_call_t *x, int p, bool went, bool failed);
