@@ -423,6 +423,17 @@ static void complete_step(dpc_sched_t *s, step_t *st)
             push_ready(s, succ[i]);
 }
 
+/* A device step's failure, where the caller takes it in hand
+ * (params.device_failed): noted, the step done all the same. */
+static bool device_failure_noted(dpc_sched_t *s, const step_t *st, dpc_status_t status)
+{
+    if (status == DPC_OK || !s->prm.device_failed ||
+        (st->kind != STEP_DCOPY && st->kind != STEP_DREDUCE))
+        return false;
+    *s->prm.device_failed = 1;
+    return true;
+}
+
 static void xfer_done(void *arg, dpc_status_t status)
 {
     step_t *st = arg;
@@ -431,7 +442,7 @@ static void xfer_done(void *arg, dpc_status_t status)
     s->inflight--;
     if (st->kind == STEP_DCOPY || st->kind == STEP_DREDUCE)
         s->dev_inflight--;
-    if (status != DPC_OK)
+    if (status != DPC_OK && !device_failure_noted(s, st, status))
         set_error(s, status, (int)(st - s->steps));
     complete_step(s, st);
 }
@@ -608,6 +619,9 @@ static bool issue_step(dpc_sched_t *s, int id)
             s->dev_inflight++;
             *(copy ? &s->stats.copies : &s->stats.dev_reduces) += 1;
             *(copy ? &s->stats.bytes_copied : &s->stats.dev_elems_reduced) += st->count;
+        } else if (device_failure_noted(s, st, rc)) {
+            complete_step(s, st);
+            rc = DPC_OK;
         }
         break;
     }

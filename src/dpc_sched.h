@@ -94,6 +94,11 @@ typedef struct dpc_sched_params {
     size_t local_slice_bytes;     /* 0, or: each test() does at most this much
                                      of a copy or reduction (then returns, so a
                                      caller holding a lock lets go soon) */
+    int32_t *device_failed;       /* NULL, or: a device step that fails (at its
+                                     start or its end) does not fail the
+                                     schedule; it counts as done, and *this is
+                                     set to 1 (the caller tells its peers, who
+                                     would otherwise wait for it) */
 } dpc_sched_params_t;
 
 dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p);

@@ -489,6 +489,54 @@ START_TEST(test_pipeline_overlaps)
 }
 END_TEST
 
+/* A device reduction that fails when started. */
+static dpc_status_t failing_reduce(void *ctx, void *dst, const void *a, const void *b, size_t n,
+                                   dpc_dtype_t dt, dpc_op_t op, dpc_xfer_cb_t cb, void *arg)
+{
+    (void)ctx; (void)dst; (void)a; (void)b; (void)n; (void)dt; (void)op; (void)cb; (void)arg;
+    return DPC_ERR_TRANSPORT;
+}
+static const dpc_device_ops_t failing_ops = {.copy = q_copy, .progress = q_progress,
+                                             .reduce = failing_reduce};
+
+/* A failed device step: it fails the schedule, which names it; or, with
+ * params.device_failed, it is noted there and the schedule goes on (its
+ * successors run) to a good end. */
+START_TEST(test_device_failure)
+{
+    dpc_sim_t *sim = dpc_sim_create(1, NULL);
+    devq_t dq = {.sim = sim};
+    int64_t x[4] = {1, 2, 3, 4}, y[4] = {0};
+    int32_t failed = 0;
+    for (int soft = 0; soft < 2; soft++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .dev_ops = &failing_ops, .dev_ctx = &dq,
+                                  .device_failed = soft ? &failed : NULL};
+        dpc_sched_t *s = NULL;
+        ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+        dpc_step_id_t r = dpc_sched_device_reduce(s, x, x, x, 4, DPC_INT64, DPC_OP_SUM,
+                                                  DPC_NO_DEPS);
+        dpc_sched_copy(s, y, x, sizeof(x), DPC_AFTER(r));
+        dpc_status_t st = dpc_sched_start(s);
+        while (st == DPC_OK && (st = dpc_sched_test(s)) == DPC_INPROGRESS)
+            ;
+        char why[256];
+        dpc_sched_describe(s, why, sizeof(why));
+        if (!soft) {
+            ck_assert_int_eq(st, DPC_ERR_TRANSPORT);
+            ck_assert_msg(strstr(why, "in step 0 (device reduce)"), "described as: %s", why);
+            ck_assert_int_eq(y[3], 0);   /* (its successor never ran) */
+        } else {
+            ck_assert_int_eq(st, DPC_OK);
+            ck_assert_int_eq(failed, 1);
+            ck_assert_int_eq(y[3], 4);   /* the copy after it ran */
+        }
+        dpc_sched_destroy(s);
+    }
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 int main(void)
 {
     arena = mmap(NULL, ARENA, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -504,6 +552,7 @@ int main(void)
     tcase_add_test(tc, test_pipeline_owner);
     tcase_add_test(tc, test_pipeline_reduce_scatter);
     tcase_add_test(tc, test_pipeline_overlaps);
+    tcase_add_test(tc, test_device_failure);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

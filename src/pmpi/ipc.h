@@ -134,6 +134,9 @@ bool dpc_ipc_nb_went(const dpc_req_t *op);
 /* What the request was doing, for an error message (NULL: its usual
  * schedule). */
 const char *dpc_ipc_nb_doing(const dpc_req_t *op);
+/* Why it failed, when its device part did here or on a peer (NULL: the
+ * schedule says). */
+const char *dpc_ipc_nb_why(const dpc_req_t *op);
 /* At the request's end (mappings given back; a nonblocking request's
  * spare schedule goes, op->s stays the caller's), and when it goes. */
 void dpc_ipc_nb_end(dpc_req_t *op);

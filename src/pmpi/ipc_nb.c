@@ -28,15 +28,17 @@
  * attempt is prepared (cards filled, queues ordered after the program's
  * work) by the call itself, in the program's thread.
  *
- * A device step that fails fails this rank's request with the CUDA error;
- * its peers then wait for its closing word until DPCOLL_TIMEOUT, and say
- * they waited for it (the blocking form agrees on failures instead, which
- * a request, that may not wait, cannot).
+ * A device copy or kernel that fails does not stop this rank's part 3
+ * (its peers wait for its words): the closing word says it failed, and
+ * then the request fails on every rank, naming the highest rank where it
+ * did (a rank's output may hold another's part), as the blocking form's
+ * closing agreement does.
  */
 #include "config.h"
 #include "ipc.h"
 #include "stage.h"
 #include "dpc_log.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,8 @@ struct dpc_ipc_nb {
     uint64_t *at;                    /* [p] */
     int32_t mapped, *peer_mapped;    /* [p] */
     int32_t word, *ready_in, *done_in;   /* [p] each: the closing round's words */
+    int32_t failed;                  /* a device step of part 3 failed here */
+    char why[128];                   /* a failed part 3: where */
     const char **ins;
     char **outs, **bases;            /* [p], [p], [2p] */
     dpc_step_id_t *ready_recv;       /* [p] */
@@ -173,10 +177,12 @@ void dpc_ipc_nb_prepare(dpc_req_t *op)
 {
     fill_cards(op->ipc, op->job);
     op->ipc->went = false;
+    op->ipc->why[0] = 0;
 }
 
 /* The handshake's schedule for a part: the finished one again, or a new
- * one (NULL: out of memory). */
+ * one (NULL: out of memory). Part 3's device failures are noted in
+ * n->failed, not fatal (see the top). */
 static dpc_sched_t *hs_sched(dpc_req_t *op, uint64_t tag_base)
 {
     dpc_ipc_nb_t *n = op->ipc;
@@ -187,6 +193,7 @@ static dpc_sched_t *hs_sched(dpc_req_t *op, uint64_t tag_base)
         .mem = DPC_MEM_HOST,
         .dev_ops = dpc_cuda ? &dpc_cuda_device_ops : NULL,
         .defer_local = true,
+        .device_failed = n->part == PART_IPC ? &n->failed : NULL,
     };
     if (n->hs && dpc_sched_reinit(n->hs, &prm) != DPC_OK) {
         if (op->s == n->hs)
@@ -325,11 +332,12 @@ static int sched_ready(dpc_ipc_emit_t *e)
 static dpc_status_t start_ipc(dpc_req_t *op)
 {
     dpc_ipc_nb_t *n = op->ipc;
+    n->part = PART_IPC;
+    n->failed = 0;
     dpc_sched_t *s = hs_sched(op, n->tag_base);
     if (!s)
         return DPC_ERR_NOMEM;
     op->s = s;
-    n->part = PART_IPC;
     n->nsteps = 0;
     n->last_reduce = DPC_STEP_NONE;
     for (int k = 0; k < n->p; k++)
@@ -339,8 +347,8 @@ static dpc_status_t start_ipc(dpc_req_t *op)
     if (dpc_ipc_emit_plan(&pl, &n->x, &se.e))
         return DPC_ERR_UNSUPPORTED;
     dpc_step_id_t all = n->nsteps ? dpc_sched_nop(s, n->steps, n->nsteps) : DPC_STEP_NONE;
-    /* (the words are never read: each message is the word) */
-    exchange(s, n, TAG_DONE, &n->word, 0, n->done_in, sizeof(int32_t), all, NULL);
+    /* the closing word: whether this rank's part failed */
+    exchange(s, n, TAG_DONE, &n->failed, 0, n->done_in, sizeof(int32_t), all, NULL);
     dpc_status_t st = dpc_sched_start(s);
     return st == DPC_OK ? DPC_INPROGRESS : st;
 }
@@ -361,10 +369,24 @@ dpc_status_t dpc_ipc_nb_next(dpc_req_t *op)
             all &= k == n->me || n->peer_mapped[k] != 0;
         return all ? start_ipc(op) : fall_back(op);
     }
-    case PART_IPC:
-        n->went = true;
+    case PART_IPC: {
         dpc_ipc_unmap(n->bases, 2 * n->p);
-        return DPC_OK;
+        int worst = -1;
+        for (int k = 0; k < n->p; k++)
+            if (k == n->me ? n->failed != 0 : n->done_in[k] != 0)
+                worst = k;
+        if (worst < 0) {
+            n->went = true;
+            return DPC_OK;
+        }
+        if (worst == n->me)
+            snprintf(n->why, sizeof(n->why), "a device to device copy or reduction through "
+                     "CUDA IPC failed here (its CUDA error is in the log)");
+        else
+            snprintf(n->why, sizeof(n->why), "a device to device copy or reduction through "
+                     "CUDA IPC failed on rank %d", worst);
+        return DPC_ERR_TRANSPORT;
+    }
     default:
         return DPC_OK;
     }
@@ -380,6 +402,11 @@ void dpc_ipc_nb_rewind(dpc_req_t *op)
 bool dpc_ipc_nb_went(const dpc_req_t *op)
 {
     return op->ipc && op->ipc->went;
+}
+
+const char *dpc_ipc_nb_why(const dpc_req_t *op)
+{
+    return op->ipc && op->ipc->why[0] ? op->ipc->why : NULL;
 }
 
 const char *dpc_ipc_nb_doing(const dpc_req_t *op)

@@ -414,7 +414,9 @@ int dpc_op_complete(dpc_req_t *op)
     bool went = dpc_ipc_nb_went(op);
     if (op->st != DPC_OK) {
         char why[512] = "";
-        if (op->s)
+        if (dpc_ipc_nb_why(op))
+            snprintf(why, sizeof(why), "%s", dpc_ipc_nb_why(op));
+        else if (op->s)
             dpc_sched_describe(op->s, why, sizeof(why));
         char name[MPI_MAX_OBJECT_NAME] = "";
         int len = 0;
