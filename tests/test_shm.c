@@ -45,6 +45,18 @@ static unsigned char byte_of(unsigned k, size_t i)
     return (unsigned char)(k * 31 + i * 7);
 }
 
+/* The consumer starts only once the producer has found the ring full (a
+ * consumer that kept up would leave the full case untested): the
+ * producer writes a byte here then, or at its end if it never was. */
+static int go_fd = -1;
+
+static void let_consumer_go(void)
+{
+    char c = 1;
+    if (go_fd >= 0 && write(go_fd, &c, 1) == 1)
+        go_fd = -1;
+}
+
 /* Sends n records to dst, waiting (yielding) whenever the ring is full. */
 static int produce(dpc_shm_t *s, int dst, unsigned n)
 {
@@ -56,11 +68,13 @@ static int produce(dpc_shm_t *s, int dst, unsigned n)
             buf[i] = byte_of(k, i);
         while (dpc_shm_put(s, dst, 0xabc0000000000000ull | k, buf, len) < 0) {
             full++;
+            let_consumer_go();
             if (late())
                 return -1;
             sched_yield();
         }
     }
+    let_consumer_go();
     return full > 0;        /* the ring did fill up at times */
 }
 
@@ -98,8 +112,9 @@ static void exchange(unsigned n, bool both_ways)
     dpc_shm_t *a = NULL;
     /* each process creates its own segment; the child is process 1 */
     ck_assert_int_eq(dpc_shm_create(prefix, 2, 0, &a, err, sizeof(err)), DPC_OK);
-    int ready[2];
+    int ready[2], go[2];
     ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(go), 0);
     pid_t pid = fork();
     if (pid == 0) {
         dpc_shm_t *b = NULL;
@@ -108,7 +123,7 @@ static void exchange(unsigned n, bool both_ways)
             dpc_shm_attach(b, e2, sizeof(e2)) != DPC_OK)
             _exit(10);
         char c = 1;
-        if (write(ready[1], &c, 1) != 1)
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
             _exit(11);
         int rc = consume(b, 0, n);
         if (!rc && both_ways && produce(b, 0, n) < 0)
@@ -119,6 +134,7 @@ static void exchange(unsigned n, bool both_ways)
     char c;
     ck_assert_int_eq(read(ready[0], &c, 1), 1);
     ck_assert_int_eq(dpc_shm_attach(a, err, sizeof(err)), DPC_OK);
+    go_fd = go[1];
     int filled = produce(a, 1, n);
     int mine = both_ways ? consume(a, 1, n) : 0;
     int st = 0;
@@ -130,6 +146,8 @@ static void exchange(unsigned n, bool both_ways)
     dpc_shm_destroy(a);
     close(ready[0]);
     close(ready[1]);
+    close(go[0]);
+    close(go[1]);
 }
 
 START_TEST(test_stream)
