@@ -5,7 +5,7 @@
 #include "shim.h"
 #include "dpc_cuda.h"
 
-/* One blocking collective, every rank's buffers at their data's first byte
+/* One collective, every rank's buffers at their data's first byte
  * (true_lb applied). Blocks: allgather, alltoall and reduce_scatter_block
  * move blk_bytes per rank; bcast moves blk_bytes; allreduce count elements
  * of dt (blk_bytes unused); allgatherv and alltoallv counts/displs. */
