@@ -111,8 +111,15 @@ void dpc_ipc_count(const dpc_ipc_call_t *x, int p, bool went, bool failed);
  * over (NULL: none). */
 dpc_ipc_nb_t *dpc_ipc_take(MPI_Comm comm);
 /* A new call on a communicator (not a staged call's inner one): an attempt
- * no request took (its call went elsewhere, or failed) is dropped. */
-void dpc_ipc_drop_stale(void);
+ * no request took (its call went elsewhere, or failed) is dropped. Inline:
+ * every collective's entry asks, and almost never has one. */
+extern DPC_TLS dpc_ipc_nb_t *dpc_tl_ipc_pending;
+void dpc_ipc_drop_stale_slow(void);
+static inline void dpc_ipc_drop_stale(void)
+{
+    if (__builtin_expect(dpc_tl_ipc_pending != NULL, 0))
+        dpc_ipc_drop_stale_slow();
+}
 /* Whether an attempt waits for this thread's dpc_run (dpc_stage_pair then
  * leaves the device data where they are until the attempt finds it must
  * fall back: ipc_nb.c copies them in then). */

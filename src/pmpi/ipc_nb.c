@@ -77,10 +77,10 @@ struct dpc_ipc_nb {
     uint64_t tag_base;
     part_t part;
     bool went;
-    bool stage_later;                /* a staged job's copy in waits for a fallback */
 };
 
-static DPC_TLS dpc_ipc_nb_t *pending;
+/* the attempt a call left for its dpc_run (ipc.h) */
+DPC_TLS dpc_ipc_nb_t *dpc_tl_ipc_pending;
 
 static void *carve(char **at, size_t bytes)
 {
@@ -134,50 +134,43 @@ int dpc_ipc_try(const dpc_ipc_call_t *x, dpc_mode_t mode, int *err)
     n->x = *x;
     n->me = me;
     n->in = dpc_ipc_input(x, me);
-    pending = n;
+    dpc_tl_ipc_pending = n;
     return 0;
 }
 
 bool dpc_ipc_pending(void)
 {
-    return pending != NULL;
+    return dpc_tl_ipc_pending != NULL;
 }
 
-void dpc_ipc_drop_stale(void)
+void dpc_ipc_drop_stale_slow(void)
 {
-    if (pending && !dpc_stage_inner()) {
-        free(pending);
-        pending = NULL;
+    if (dpc_tl_ipc_pending && !dpc_stage_inner()) {
+        free(dpc_tl_ipc_pending);
+        dpc_tl_ipc_pending = NULL;
     }
 }
 
 dpc_ipc_nb_t *dpc_ipc_take(MPI_Comm comm)
 {
-    dpc_ipc_nb_t *n = pending;
+    dpc_ipc_nb_t *n = dpc_tl_ipc_pending;
     if (!n || n->x.comm != comm)
         return NULL;
-    pending = NULL;
+    dpc_tl_ipc_pending = NULL;
     return n;
 }
 
 /* Cards filled at each start, in the program's thread (see the top). */
-static void fill_cards(dpc_ipc_nb_t *n, dpc_job_t *j)
+void dpc_ipc_nb_prepare(dpc_req_t *op)
 {
+    dpc_ipc_nb_t *n = op->ipc;
     dpc_ipc_card_fill(&n->x, n->in, &n->mine, false);
     for (int k = 0; k < n->p; k++) {
         n->sent[k].card = n->mine;
         n->sent[k].at = n->x.sdispls ? (uint64_t)n->x.sdispls[k] * n->x.selem : 0;
     }
-    /* a staged job copies its device data in only if the attempt falls
-     * back (dpc_stage_pair left them where they are) */
-    n->stage_later = j->dev_staged;
-}
-
-void dpc_ipc_nb_prepare(dpc_req_t *op)
-{
-    fill_cards(op->ipc, op->job);
-    op->ipc->went = false;
-    op->ipc->why[0] = 0;
+    n->went = false;
+    n->why[0] = 0;
 }
 
 /* The handshake's schedule for a part: the finished one again, or a new
@@ -228,7 +221,6 @@ dpc_status_t dpc_ipc_nb_start(dpc_req_t *op, uint64_t tag_base)
     dpc_ipc_nb_t *n = op->ipc;
     n->usual = op->s;
     n->part = PART_CARDS;
-    n->went = false;
     n->tag_base = tag_base;
     dpc_sched_t *s = hs_sched(op, tag_base);
     if (!s)
@@ -249,7 +241,9 @@ static dpc_status_t fall_back(dpc_req_t *op)
     dpc_ipc_unmap(n->bases, 2 * n->p);
     n->part = PART_USUAL;
     op->s = n->usual;
-    if (n->stage_later && dpc_job_stage_in_now(op->job)) {
+    /* a job staged whole copies its device data in only now (dpc_stage_pair
+     * and dpc_op_start left them where they were) */
+    if (op->job->dev_staged && dpc_job_stage_in_now(op->job)) {
         dpc_log(DPC_LOG_ERROR, "%s: cannot copy a device buffer to the host", op->job->call);
         return DPC_ERR_TRANSPORT;
     }
@@ -263,8 +257,7 @@ static dpc_status_t start_mapped(dpc_req_t *op)
     dpc_ipc_nb_t *n = op->ipc;
     for (int k = 0; k < n->p; k++) {
         n->cards[k] = k == n->me ? n->mine : n->got[k].card;
-        n->at[k] = k == n->me ? (n->x.sdispls ? (uint64_t)n->x.sdispls[k] * n->x.selem : 0)
-                              : n->got[k].at;
+        n->at[k] = k == n->me ? n->sent[k].at : n->got[k].at;
     }
     n->mapped = dpc_ipc_map_peers(&n->x, n->cards, n->p, n->me, n->in, n->ins, n->outs, n->bases);
     dpc_sched_t *s = hs_sched(op, n->tag_base);
@@ -421,13 +414,11 @@ const char *dpc_ipc_nb_doing(const dpc_req_t *op)
     }
 }
 
-void dpc_ipc_nb_end(dpc_req_t *op)
+/* The mappings given back, and the schedules but op->s (the caller's) gone. */
+static void drop_spares(dpc_req_t *op)
 {
     dpc_ipc_nb_t *n = op->ipc;
     dpc_ipc_unmap(n->bases, 2 * n->p);
-    if (op->mode == DPC_PERSISTENT)
-        return;
-    /* op->s goes the caller's way; the other one goes here */
     if (n->hs && n->hs != op->s)
         dpc_sched_destroy(n->hs);
     if (n->usual && n->usual != op->s)
@@ -435,16 +426,20 @@ void dpc_ipc_nb_end(dpc_req_t *op)
     n->hs = n->usual = NULL;
 }
 
+void dpc_ipc_nb_end(dpc_req_t *op)
+{
+    if (op->mode == DPC_PERSISTENT)
+        dpc_ipc_unmap(op->ipc->bases, 2 * op->ipc->p);   /* (its schedules serve the next start) */
+    else
+        drop_spares(op);
+}
+
 void dpc_ipc_nb_free(dpc_req_t *op)
 {
     dpc_ipc_nb_t *n = op->ipc;
     if (!n)
         return;
-    dpc_ipc_unmap(n->bases, 2 * n->p);
-    if (n->hs && n->hs != op->s)
-        dpc_sched_destroy(n->hs);
-    if (n->usual && n->usual != op->s)
-        dpc_sched_destroy(n->usual);
+    drop_spares(op);
     free(n->steps);
     free(n);
     op->ipc = NULL;
