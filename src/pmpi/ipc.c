@@ -61,10 +61,14 @@
 typedef dpc_ipc_card_t card_t;
 
 /* Peers' allocations mapped here, kept for later calls (opening a handle
- * costs far more than a call); an entry in use by a call is never closed. */
-#define IPC_CACHE 64
+ * costs far more than a call); an entry in use is never closed. In use:
+ * during a call, and for as long as a persistent request that went device
+ * to device lives (ipc_nb.c keeps its mappings), so there is room for many:
+ * a trainer's buckets times its peers times two. */
+#define IPC_CACHE 256
 static struct {
     unsigned char h[DPC_IPC_HANDLE_BYTES];
+    uint64_t key;   /* a hash of h: most entries are passed over on it */
     char *base;
     unsigned long used;
     int busy;
@@ -72,13 +76,22 @@ static struct {
 static unsigned long cache_clock;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static uint64_t handle_key(const unsigned char *h)
+{
+    uint64_t k = 1469598103934665603ull;   /* FNV-1a */
+    for (int i = 0; i < DPC_IPC_HANDLE_BYTES; i++)
+        k = (k ^ h[i]) * 1099511628211ull;
+    return k;
+}
+
 /* The mapping of handle h here (busy until unmap_release), or NULL. */
 static char *map_acquire(const unsigned char *h)
 {
+    uint64_t key = handle_key(h);
     pthread_mutex_lock(&cache_lock);
     int slot = -1, victim = -1;
     for (int i = 0; i < IPC_CACHE && slot < 0; i++)
-        if (cache[i].base && !memcmp(cache[i].h, h, DPC_IPC_HANDLE_BYTES))
+        if (cache[i].base && cache[i].key == key && !memcmp(cache[i].h, h, DPC_IPC_HANDLE_BYTES))
             slot = i;
     if (slot < 0) {
         for (int i = 0; i < IPC_CACHE; i++)
@@ -96,6 +109,7 @@ static char *map_acquire(const unsigned char *h)
                     dpc_cuda->error_string(rc));
         if (!rc) {
             memcpy(cache[victim].h, h, DPC_IPC_HANDLE_BYTES);
+            cache[victim].key = key;
             cache[victim].base = base;
             slot = victim;
         }
@@ -372,12 +386,17 @@ void dpc_ipc_card_fill(const dpc_ipc_call_t *x, const void *in, card_t *mine, bo
     if (sync && mine->ok && dpc_cuda->stream_sync(dpc_cuda_staging_stream()))
         mine->ok = 0;
     char gpu_out[sizeof(mine->gpu)];
+    bool one = in == x->rbuf;   /* in place: one buffer, asked for once */
     if (mine->ok && (dpc_cuda->ipc_get(in, mine->h[0], &mine->off[0]) ||
-                     dpc_cuda->ipc_get(x->rbuf, mine->h[1], &mine->off[1]) ||
+                     (!one && dpc_cuda->ipc_get(x->rbuf, mine->h[1], &mine->off[1])) ||
                      dpc_cuda->device_of(in, mine->gpu, sizeof(mine->gpu)) ||
-                     dpc_cuda->device_of(x->rbuf, gpu_out, sizeof(gpu_out)) ||
-                     strncmp(mine->gpu, gpu_out, sizeof(gpu_out))))
+                     (!one && dpc_cuda->device_of(x->rbuf, gpu_out, sizeof(gpu_out))) ||
+                     (!one && strncmp(mine->gpu, gpu_out, sizeof(gpu_out)))))
         mine->ok = 0;
+    if (one) {
+        memcpy(mine->h[1], mine->h[0], sizeof(mine->h[0]));
+        mine->off[1] = mine->off[0];
+    }
     mine->gpu[sizeof(mine->gpu) - 1] = 0;
 }
 

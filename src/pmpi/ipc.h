@@ -127,6 +127,9 @@ bool dpc_ipc_pending(void);
 /* At each start of a request with an attempt, in the program's thread:
  * this rank's card (its buffers ordered after the program's work). */
 void dpc_ipc_nb_prepare(dpc_req_t *op);
+/* Whether this start tries device to device (a persistent request skips
+ * some starts after one fell back: alike on every rank). */
+bool dpc_ipc_nb_trying(const dpc_req_t *op);
 /* Under the engine lock. start: op->s holds the usual schedule, built and
  * not started; it is kept for a fallback and the handshake starts in its
  * place, on tag_base. next: op->s ended well: the next part (DPC_INPROGRESS),

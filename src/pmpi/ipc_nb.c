@@ -77,6 +77,15 @@ struct dpc_ipc_nb {
     uint64_t tag_base;
     part_t part;
     bool went;
+    bool trying;                     /* this start tries (not skipped) */
+    /* A persistent request's earlier starts, which every rank knows alike
+     * by its next start (MPI_Start needs the last one complete): went
+     * device to device: its buffers (bound to the request by MPI) stay
+     * mapped, and a start only fences and exchanges cards; fell back:
+     * the next starts skip the attempt (1, 2, 4 ... DPC_IPC_BACKOFF_MAX),
+     * as blocking calls do. */
+    bool bound;
+    unsigned backoff, skip;
 };
 
 /* the attempt a call left for its dpc_run (ipc.h) */
@@ -164,13 +173,27 @@ dpc_ipc_nb_t *dpc_ipc_take(MPI_Comm comm)
 void dpc_ipc_nb_prepare(dpc_req_t *op)
 {
     dpc_ipc_nb_t *n = op->ipc;
-    dpc_ipc_card_fill(&n->x, n->in, &n->mine, false);
+    n->went = false;
+    n->why[0] = 0;
+    n->trying = n->skip == 0;
+    if (!n->trying) {
+        n->skip--;
+        n->part = PART_USUAL;
+        return;
+    }
+    if (n->bound)   /* (the handles and mappings are those of the last start) */
+        n->mine.ok = !dpc_cuda_order_after_user(n->x.comm, n->x.call, DPC_ORDER_QUEUES);
+    else
+        dpc_ipc_card_fill(&n->x, n->in, &n->mine, false);
     for (int k = 0; k < n->p; k++) {
         n->sent[k].card = n->mine;
         n->sent[k].at = n->x.sdispls ? (uint64_t)n->x.sdispls[k] * n->x.selem : 0;
     }
-    n->went = false;
-    n->why[0] = 0;
+}
+
+bool dpc_ipc_nb_trying(const dpc_req_t *op)
+{
+    return op->ipc && op->ipc->trying;
 }
 
 /* The handshake's schedule for a part: the finished one again, or a new
@@ -226,11 +249,12 @@ dpc_status_t dpc_ipc_nb_start(dpc_req_t *op, uint64_t tag_base)
     if (!s)
         return DPC_ERR_NOMEM;
     op->s = s;
-    /* this rank's inputs final before part 2 tells the peers to read them */
-    if (n->mine.ok)
-        dpc_sched_device_fence(s, DPC_TO_DEVICE, DPC_NO_DEPS);
+    /* this rank's inputs final before the peers may read them: before
+     * part 2 tells them so; bound (no part 2), before the card goes */
+    dpc_step_id_t fence = n->mine.ok ? dpc_sched_device_fence(s, DPC_TO_DEVICE, DPC_NO_DEPS)
+                                     : DPC_STEP_NONE;
     exchange(s, n, TAG_CARD, n->sent, sizeof(card_msg_t), n->got, sizeof(card_msg_t),
-             DPC_STEP_NONE, NULL);
+             n->bound ? fence : DPC_STEP_NONE, NULL);
     return dpc_sched_start(s);
 }
 
@@ -239,6 +263,13 @@ static dpc_status_t fall_back(dpc_req_t *op)
 {
     dpc_ipc_nb_t *n = op->ipc;
     dpc_ipc_unmap(n->bases, 2 * n->p);
+    n->bound = false;
+    if (op->mode == DPC_PERSISTENT) {
+        n->backoff = n->backoff ? 2 * n->backoff : 1;
+        if (n->backoff > DPC_IPC_BACKOFF_MAX)
+            n->backoff = DPC_IPC_BACKOFF_MAX;
+        n->skip = n->backoff;
+    }
     n->part = PART_USUAL;
     op->s = n->usual;
     /* a job staged whole copies its device data in only now (dpc_stage_pair
@@ -255,10 +286,6 @@ static dpc_status_t fall_back(dpc_req_t *op)
 static dpc_status_t start_mapped(dpc_req_t *op)
 {
     dpc_ipc_nb_t *n = op->ipc;
-    for (int k = 0; k < n->p; k++) {
-        n->cards[k] = k == n->me ? n->mine : n->got[k].card;
-        n->at[k] = k == n->me ? n->sent[k].at : n->got[k].at;
-    }
     n->mapped = dpc_ipc_map_peers(&n->x, n->cards, n->p, n->me, n->in, n->ins, n->outs, n->bases);
     dpc_sched_t *s = hs_sched(op, n->tag_base);
     if (!s)
@@ -352,9 +379,13 @@ dpc_status_t dpc_ipc_nb_next(dpc_req_t *op)
     switch (n->part) {
     case PART_CARDS: {
         bool all = true;
-        for (int k = 0; k < n->p; k++)
-            all &= (k == n->me ? n->mine.ok : n->got[k].card.ok) != 0;
-        return all ? start_mapped(op) : fall_back(op);
+        for (int k = 0; k < n->p; k++) {
+            n->cards[k] = k == n->me ? n->mine : n->got[k].card;
+            n->at[k] = k == n->me ? n->sent[k].at : n->got[k].at;
+            all &= n->cards[k].ok != 0;
+        }
+        /* (bound: every peer's buffers are mapped already) */
+        return !all ? fall_back(op) : n->bound ? start_ipc(op) : start_mapped(op);
     }
     case PART_MAPPED: {
         bool all = n->mapped != 0;
@@ -363,11 +394,15 @@ dpc_status_t dpc_ipc_nb_next(dpc_req_t *op)
         return all ? start_ipc(op) : fall_back(op);
     }
     case PART_IPC: {
-        dpc_ipc_unmap(n->bases, 2 * n->p);
         int worst = -1;
         for (int k = 0; k < n->p; k++)
             if (k == n->me ? n->failed != 0 : n->done_in[k] != 0)
                 worst = k;
+        n->bound = worst < 0 && op->mode == DPC_PERSISTENT;
+        if (n->bound)
+            n->backoff = 0;
+        else
+            dpc_ipc_unmap(n->bases, 2 * n->p);
         if (worst < 0) {
             n->went = true;
             return DPC_OK;
@@ -387,9 +422,12 @@ dpc_status_t dpc_ipc_nb_next(dpc_req_t *op)
 
 void dpc_ipc_nb_rewind(dpc_req_t *op)
 {
-    /* (op->s owns it until dpc_ipc_nb_start takes it aside again) */
-    op->s = op->ipc->usual;
-    op->ipc->usual = NULL;
+    /* (op->s owns it until dpc_ipc_nb_start takes it aside again; after
+     * a start that did not try, op->s is the usual schedule already) */
+    if (op->ipc->usual) {
+        op->s = op->ipc->usual;
+        op->ipc->usual = NULL;
+    }
 }
 
 bool dpc_ipc_nb_went(const dpc_req_t *op)
@@ -428,10 +466,14 @@ static void drop_spares(dpc_req_t *op)
 
 void dpc_ipc_nb_end(dpc_req_t *op)
 {
-    if (op->mode == DPC_PERSISTENT)
-        dpc_ipc_unmap(op->ipc->bases, 2 * op->ipc->p);   /* (its schedules serve the next start) */
-    else
+    /* (a persistent request's schedules serve its next start; its mappings
+     * too, bound) */
+    if (op->mode != DPC_PERSISTENT)
         drop_spares(op);
+    else if (!op->ipc->bound || op->st != DPC_OK) {
+        op->ipc->bound = false;
+        dpc_ipc_unmap(op->ipc->bases, 2 * op->ipc->p);
+    }
 }
 
 void dpc_ipc_nb_free(dpc_req_t *op)

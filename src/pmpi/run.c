@@ -314,7 +314,8 @@ int dpc_op_start(dpc_req_t *op)
         (err = dpc_cuda_order_after_user(op->comm, j->call, DPC_ORDER_QUEUES)))
         return err;
     /* (with a device to device attempt first: only if that falls back) */
-    if (j->dev_staged && !op->ipc && (err = dpc_job_stage_in(j, op->comm)))
+    bool trying = dpc_ipc_nb_trying(op);
+    if (j->dev_staged && !trying && (err = dpc_job_stage_in(j, op->comm)))
         return err;
     if (j->prepare && (err = j->prepare(j, op->comm)))
         return err;
@@ -337,7 +338,7 @@ int dpc_op_start(dpc_req_t *op)
     unsigned seq = c->seq++;
     /* (an attempt's handshake: a sequence number of its own, the next one
      * on every rank alike) */
-    unsigned seq_ipc = op->ipc ? c->seq++ : 0;
+    unsigned seq_ipc = trying ? c->seq++ : 0;
     dpc_sched_params_t prm = {
         .tp = c->tp,
         .tag_base = tag_base(c, seq),
@@ -386,7 +387,7 @@ int dpc_op_start(dpc_req_t *op)
     else if (st == DPC_OK && !op->replayed)
         st = al->build(a, op->s);
     dpc_lock(lk);
-    if (st == DPC_OK && op->ipc)
+    if (st == DPC_OK && trying)
         st = dpc_ipc_nb_start(op, tag_base(c, seq_ipc));
     else if (st == DPC_OK)
         st = dpc_sched_start(op->s);

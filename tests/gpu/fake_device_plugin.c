@@ -73,11 +73,17 @@ __attribute__((visibility("default"))) void *fake_dev_alloc(size_t n)
 static char *peer[MAX_PEERS];
 static size_t peer_len[MAX_PEERS];
 static int npeers;
-static unsigned long ipc_opens;
+static unsigned long ipc_opens, ipc_gets;
 
 __attribute__((visibility("default"))) unsigned long fake_dev_ipc_opens(void)
 {
     return ipc_opens;
+}
+
+/* Handles asked for (each is a driver call on CUDA). */
+__attribute__((visibility("default"))) unsigned long fake_dev_ipc_gets(void)
+{
+    return __atomic_load_n(&ipc_gets, __ATOMIC_RELAXED);
 }
 
 /* Peer allocations mapped here now (opened and not yet closed). */
@@ -199,6 +205,7 @@ _Static_assert(sizeof(fake_handle_t) <= DPC_IPC_HANDLE_BYTES, "handle size");
 
 static int ipc_get(const void *ptr, void *handle, size_t *offset)
 {
+    __atomic_add_fetch(&ipc_gets, 1, __ATOMIC_RELAXED);
     if (!in_arena(arena, ptr))
         return 1;
     size_t at = (size_t)((const char *)ptr - arena);

@@ -26,6 +26,7 @@ unsigned long fake_dev_copies(void);
 unsigned long fake_dev_reduces(void);
 unsigned long fake_dev_host_allocs(void);
 unsigned long fake_dev_ipc_opens(void);
+unsigned long fake_dev_ipc_gets(void);
 int fake_dev_ipc_mapped(void);
 void fake_dev_fail_next_reduce(void);
 int fake_dev_streams(void);
@@ -40,6 +41,7 @@ static void cudaMemcpy(void *d, const void *s, size_t n, int k) { (void)k; fake_
 /* (counted on the fake device only) */
 static unsigned long fake_dev_copies(void) { return 0; }
 static unsigned long fake_dev_reduces(void) { return 0; }
+static unsigned long fake_dev_ipc_gets(void) { return 0; }
 #endif
 
 static void *dmalloc(size_t n)
@@ -447,7 +449,9 @@ static void nb_ipc_cases(long n)
                    "reductions and %lu copies (want %d of each)\n", rank, b, red, cp, size - 1);
         }
     }
-    /* persistent, three starts with new data, in place */
+    /* persistent, three starts with new data, in place: the first asks
+     * for its buffer's handle (once: in place, input and output are one)
+     * and maps the peers'; the others keep them (bound to the request) */
     MPI_Request pr;
     MPI_Allreduce_init(MPI_IN_PLACE, dout, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD,
                        MPI_INFO_NULL, &pr);
@@ -455,9 +459,17 @@ static void nb_ipc_cases(long n)
         fill(h, n, 81 + round);
         put(1, dout, h, b);
         r0 = fake_dev_reduces();
+        unsigned long g0 = fake_dev_ipc_gets();
         MPI_Start(&pr);
         MPI_Wait(&pr, MPI_STATUS_IGNORE);
         red = fake_dev_reduces() - r0;
+        unsigned long gets = fake_dev_ipc_gets() - g0;
+        cases++;
+        if (red_ipc && gets != (round ? 0ul : 1ul)) {
+            failures++;
+            printf("FAILED: rank %d: start %d of a persistent allreduce through CUDA IPC asked "
+                   "for %lu IPC handles (want %lu)\n", rank, round, gets, round ? 0ul : 1ul);
+        }
         get(1, out, dout, b);
         PMPI_Allreduce(h, ref, (int)n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         check("persistent allreduce in place through CUDA IPC", 1, n, out, ref, b);
@@ -511,6 +523,45 @@ static void nb_ipc_cases(long n)
 }
 
 #ifdef FAKE_DEVICE
+/* A persistent allgather that cannot go device to device (device buffers
+ * on even ranks, host on odd ones), started 7 times: it tries at start 0,
+ * then skips 1, 2, 4 ... starts after each fallback (alike on every rank),
+ * so it tries at starts 0, 2 and 5. Each try asks for the two buffers'
+ * handles on a device rank. Every result right. */
+static void persistent_backoff_case(long n)
+{
+    size_t b = sizeof(int) * (size_t)n, bp = b * (size_t)size;
+    int *h = malloc(bp), *out = malloc(bp), *ref = malloc(bp);
+    void *din = buf_alloc(2, b), *dout = buf_alloc(2, bp);
+    MPI_Request pr;
+    MPI_Allgather_init(din, (int)n, MPI_INT, dout, (int)n, MPI_INT, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &pr);
+    unsigned long g0 = fake_dev_ipc_gets();
+    for (int round = 0; round < 7; round++) {
+        fill(h, n, 90 + round);
+        put(2, din, h, b);
+        MPI_Start(&pr);
+        MPI_Wait(&pr, MPI_STATUS_IGNORE);
+        get(2, out, dout, bp);
+        PMPI_Allgather(h, (int)n, MPI_INT, ref, (int)n, MPI_INT, MPI_COMM_WORLD);
+        check("persistent allgather, device buffers on even ranks only", 2, n, out, ref, bp);
+    }
+    MPI_Request_free(&pr);
+    unsigned long gets = fake_dev_ipc_gets() - g0,
+                  want = on_device(2) && ipc_expected(1, b, 0) ? 3ul * 2 : 0;
+    cases++;
+    if (gets != want) {
+        failures++;
+        printf("FAILED: rank %d: 7 starts of a persistent allgather that falls back asked for "
+               "%lu IPC handles (want %lu: tries at starts 0, 2 and 5)\n", rank, gets, want);
+    }
+    buf_free(2, din);
+    buf_free(2, dout);
+    free(h);
+    free(out);
+    free(ref);
+}
+
 /* One allgather of n ints a rank on new buffers (mode as buf_alloc), salt
  * in the data; 1 when the result differs from its closed form. h, r: host
  * room for n * size ints. */
@@ -678,6 +729,10 @@ int main(int argc, char **argv)
     nb_ipc_cases(1 << 20);
     nb_ipc_cases((1 << 20) + 5);
 #ifdef FAKE_DEVICE
+    if (size > 1)
+        persistent_backoff_case(1 << 20);
+#endif
+#ifdef FAKE_DEVICE
     /* pinned memory is kept for the next call: the same large allreduce
      * again and again allocates none after the first */
     {
@@ -697,7 +752,7 @@ int main(int argc, char **argv)
         }
     }
     /* many distinct device buffers, one call each: the peers' mappings
-     * are kept for later calls, but no more than the cache holds (64):
+     * are kept for later calls, but no more than the cache holds (256):
      * the least recently used are closed, and results stay right */
     if (ipc_expected(1, 1u << 30, 0)) {
         long n = 16384;   /* 64 KiB a block: from DPCOLL_IPC_MIN */
@@ -708,15 +763,15 @@ int main(int argc, char **argv)
          * ones of the mixed cases) */
         MPI_Comm fresh;
         MPI_Comm_dup(MPI_COMM_WORLD, &fresh);
-        for (int it = 0; it < 70; it++)
+        for (int it = 0; it < 140; it++)
             bad |= allgather_wrong(fresh, 1, n, 40 + it, h, r);
         cases++;
-        if (bad || fake_dev_ipc_mapped() > 64 ||
-            fake_dev_ipc_opens() - o0 < 2ul * 70 * (unsigned long)(size - 1)) {
+        if (bad || fake_dev_ipc_mapped() > 256 ||
+            fake_dev_ipc_opens() - o0 < 2ul * 140 * (unsigned long)(size - 1)) {
             failures++;
-            printf("FAILED: rank %d: 70 allgathers on new buffers: %s, %d peer mappings open "
-                   "(at most 64), %lu opened (want %lu)\n", rank, bad ? "WRONG" : "right",
-                   fake_dev_ipc_mapped(), fake_dev_ipc_opens() - o0, 140ul * (unsigned long)(size - 1));
+            printf("FAILED: rank %d: 140 allgathers on new buffers: %s, %d peer mappings open "
+                   "(at most 256), %lu opened (want %lu)\n", rank, bad ? "WRONG" : "right",
+                   fake_dev_ipc_mapped(), fake_dev_ipc_opens() - o0, 280ul * (unsigned long)(size - 1));
         }
         /* Calls that cannot go device to device (host buffers on odd
          * ranks) and calls that can, interleaved: after a failed attempt
