@@ -20,7 +20,8 @@
  * from DPCOLL_IPC_MIN bytes, nonblocking ones from 2 MiB), else the staging
  * pipeline or whole staging (DPCOLL_IPC=0 forces those). "i+wait" is the
  * nonblocking form (MPI_Iallreduce... then MPI_Wait) on the same buffers,
- * its result compared too.
+ * "persist" one persistent request (MPI_Allreduce_init...) started at each
+ * repeat; their results are compared too.
  *
  * For allreduce it also shows the staging pipeline's overlap: the device
  * call against the sum of its parts done one after the other (copy to
@@ -72,27 +73,41 @@ static void sides(int c, size_t b, size_t *in, size_t *out)
         *in = b / (size_t)size;
 }
 
-/* libdpcoll's nonblocking form, to its end. */
-static void call_nb(int c, const float *s, float *r, size_t b)
+/* libdpcoll's nonblocking form (MPI_I...) or a persistent request for the
+ * same call (MPI_..._init), not yet started. */
+static void request(int c, int persistent, const float *s, float *r, size_t b, MPI_Request *q)
 {
     int n = (int)(b / sizeof(float)), blk = n / size;
-    MPI_Request q;
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Info i = MPI_INFO_NULL;
     switch (c) {
     case ALLREDUCE:
-        MPI_Iallreduce(s, r, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &q);
+        persistent ? MPI_Allreduce_init(s, r, n, MPI_FLOAT, MPI_SUM, w, i, q)
+                   : MPI_Iallreduce(s, r, n, MPI_FLOAT, MPI_SUM, w, q);
         break;
     case REDUCE_SCATTER:
-        MPI_Ireduce_scatter_block(s, r, blk, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &q);
+        persistent ? MPI_Reduce_scatter_block_init(s, r, blk, MPI_FLOAT, MPI_SUM, w, i, q)
+                   : MPI_Ireduce_scatter_block(s, r, blk, MPI_FLOAT, MPI_SUM, w, q);
         break;
     case ALLGATHER:
-        MPI_Iallgather(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, MPI_COMM_WORLD, &q);
+        persistent ? MPI_Allgather_init(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, w, i, q)
+                   : MPI_Iallgather(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, w, q);
         break;
     case BCAST:
-        MPI_Ibcast(r, n, MPI_FLOAT, 0, MPI_COMM_WORLD, &q);
+        persistent ? MPI_Bcast_init(r, n, MPI_FLOAT, 0, w, i, q)
+                   : MPI_Ibcast(r, n, MPI_FLOAT, 0, w, q);
         break;
     default:
-        MPI_Ialltoall(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, MPI_COMM_WORLD, &q);
+        persistent ? MPI_Alltoall_init(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, w, i, q)
+                   : MPI_Ialltoall(s, blk, MPI_FLOAT, r, blk, MPI_FLOAT, w, q);
     }
+}
+
+/* The nonblocking form, to its end. */
+static void call_nb(int c, const float *s, float *r, size_t b)
+{
+    MPI_Request q;
+    request(c, 0, s, r, b, &q);
     MPI_Wait(&q, MPI_STATUS_IGNORE);
 }
 
@@ -145,19 +160,29 @@ static void fill(int c, size_t b)
     cudaMemcpy(c == BCAST ? drecv : dsend, h, n * sizeof(float), cudaMemcpyHostToDevice);
 }
 
-static double time_ours(int c, size_t b, int nb)
+/* form: 0 blocking, 1 nonblocking, 2 one persistent request started at
+ * each repeat (a start then reads the device data anew) */
+static double time_ours(int c, size_t b, int form)
 {
+    MPI_Request q = MPI_REQUEST_NULL;
+    if (form == 2)
+        request(c, 1, dsend, drecv, b, &q);
     for (int r = 0; r < reps; r++) {
         if (c == BCAST)
             fill(c, b);   /* bcast overwrites its input at the other ranks */
         PMPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        if (nb)
+        if (form == 2) {
+            MPI_Start(&q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (form == 1)
             call_nb(c, dsend, drecv, b);
         else
             call(c, 0, dsend, drecv, b);
         t[r] = MPI_Wtime() - t0;
     }
+    if (form == 2)
+        MPI_Request_free(&q);
     return median_slowest();
 }
 
@@ -197,8 +222,9 @@ static void bench(int c, size_t maxb)
     if (rank == 0) {
         printf("\n# %s (float, sum where it reduces), %d ranks; medians of %d, slowest rank\n",
                coll_name[c], size, reps);
-        printf("%11s %11s %8s %11s %8s %7s %11s %8s %11s %8s", "bytes", "dpcoll(us)", "busbw",
-               "staged(us)", "busbw", "speedup", "d2d(us)", "GB/s", "i+wait(us)", "busbw");
+        printf("%11s %11s %8s %11s %8s %7s %11s %8s %11s %8s %11s %8s", "bytes", "dpcoll(us)",
+               "busbw", "staged(us)", "busbw", "speedup", "d2d(us)", "GB/s", "i+wait(us)", "busbw",
+               "persist(us)", "busbw");
         if (c == ALLREDUCE)
             printf(" %11s %9s %9s %7s", "host(us)", "d2h(us)", "h2d(us)", "hidden");
         printf("\n");
@@ -220,14 +246,20 @@ static void bench(int c, size_t maxb)
         double ti = time_ours(c, b, 1);
         cudaMemcpy(h_ours, drecv, out, cudaMemcpyDeviceToHost);
         bad |= memcmp(h_ours, h_nat, out) != 0;
+        memset(h_ours, 0xff, out);   /* (so a start that wrote nothing shows) */
+        cudaMemcpy(drecv, h_ours, out, cudaMemcpyHostToDevice);
+        fill(c, b);
+        double tp = time_ours(c, b, 2);
+        cudaMemcpy(h_ours, drecv, out, cudaMemcpyDeviceToHost);
+        bad |= memcmp(h_ours, h_nat, out) != 0;
         PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
         wrong += any;
         compared++;
         double tc = time_copy(drecv, dsend, b, cudaMemcpyDeviceToDevice);
         if (rank == 0)
-            printf("%11zu %11.1f %8.2f %11.1f %8.2f %6.2fx %11.1f %8.1f %11.1f %8.2f", b, td * 1e6,
-                   b / td * f * 1e-9, tn * 1e6, b / tn * f * 1e-9, tn / td, tc * 1e6, b / tc * 1e-9,
-                   ti * 1e6, b / ti * f * 1e-9);
+            printf("%11zu %11.1f %8.2f %11.1f %8.2f %6.2fx %11.1f %8.1f %11.1f %8.2f %11.1f %8.2f",
+                   b, td * 1e6, b / td * f * 1e-9, tn * 1e6, b / tn * f * 1e-9, tn / td, tc * 1e6,
+                   b / tc * 1e-9, ti * 1e6, b / ti * f * 1e-9, tp * 1e6, b / tp * f * 1e-9);
         if (c == ALLREDUCE) {
             /* the parts of the pipeline one after the other */
             int n = (int)(b / sizeof(float));
