@@ -24,6 +24,11 @@ for np in $nps; do
     echo "== test_mpi_coll, $np ranks"
     mpi "$np" "$coll" || fail=1
 done
+fuzz="$top_builddir/tests/test_mpi_fuzz"
+for np in $nps; do
+    echo "== randomized cases against PMPI (forms, communicators, types, counts, algorithms), $np ranks"
+    mpi "$np" "$fuzz" || fail=1
+done
 nbc="$top_builddir/tests/test_mpi_nbc"
 echo "== test_mpi_coll, nonblocking calls (MPI_I...), 3 ranks"
 DPC_TEST_MODE=nonblocking mpi 3 "$coll" || fail=1
