@@ -278,9 +278,9 @@ int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, 
      * datatype, between blocks: they must go back unchanged). Otherwise
      * the call writes all of it, and a copy in would be wasted. */
     bool r_out_only = dev_r && sbuf && span_filled(&rd);
-    /* a request that tries device to device first copies in only if that
-     * falls back (ipc_nb.c) */
-    bool now = !(ours && mode != DPC_BLOCKING && dpc_ipc_pending());
+    /* a request that tries device to device first, and can go here,
+     * copies in only if that falls back (ipc_nb.c) */
+    bool now = !(ours && mode != DPC_BLOCKING && dpc_ipc_pending_may_go());
     if (dev_s)
         err = dpc_stage_in(ss, sbuf, sd.dt, sd.n, sd.counts, sd.count, sd.displs, now, hs);
     if (!err && dev_r) {

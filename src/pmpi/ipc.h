@@ -120,10 +120,16 @@ static inline void dpc_ipc_drop_stale(void)
     if (__builtin_expect(dpc_tl_ipc_pending != NULL, 0))
         dpc_ipc_drop_stale_slow();
 }
-/* Whether an attempt waits for this thread's dpc_run (dpc_stage_pair then
+/* Whether an attempt waits for this thread's dpc_run and this rank can go
+ * (its conditions hold, its buffers are on a GPU): dpc_stage_pair then
  * leaves the device data where they are until the attempt finds it must
- * fall back: ipc_nb.c copies them in then). */
-bool dpc_ipc_pending(void);
+ * fall back (ipc_nb.c copies them in then). A rank that cannot go copies
+ * them at once: its attempt will fall back, and its job's prepare (which
+ * packs a type with holes at the start) must find them on the host. */
+bool dpc_ipc_pending_may_go(void);
+/* The same at a start: the card said yes, so the copy waits for a
+ * fallback (else dpc_op_start copies in as usual). */
+bool dpc_ipc_nb_defers_copy(const dpc_req_t *op);
 /* At each start of a request with an attempt, in the program's thread:
  * this rank's card (its buffers ordered after the program's work). */
 void dpc_ipc_nb_prepare(dpc_req_t *op);

@@ -147,9 +147,15 @@ int dpc_ipc_try(const dpc_ipc_call_t *x, dpc_mode_t mode, int *err)
     return 0;
 }
 
-bool dpc_ipc_pending(void)
+bool dpc_ipc_pending_may_go(void)
 {
-    return dpc_tl_ipc_pending != NULL;
+    const dpc_ipc_nb_t *n = dpc_tl_ipc_pending;
+    return n && n->x.local_ok && dpc_cuda_is_device(n->in) && dpc_cuda_is_device(n->x.rbuf);
+}
+
+bool dpc_ipc_nb_defers_copy(const dpc_req_t *op)
+{
+    return op->ipc && op->ipc->trying && op->ipc->mine.ok;
 }
 
 void dpc_ipc_drop_stale_slow(void)
@@ -272,9 +278,9 @@ static dpc_status_t fall_back(dpc_req_t *op)
     }
     n->part = PART_USUAL;
     op->s = n->usual;
-    /* a job staged whole copies its device data in only now (dpc_stage_pair
-     * and dpc_op_start left them where they were) */
-    if (op->job->dev_staged && dpc_job_stage_in_now(op->job)) {
+    /* a job staged whole whose card said yes copies its device data in
+     * only now (dpc_stage_pair and dpc_op_start left them where they were) */
+    if (op->job->dev_staged && n->mine.ok && dpc_job_stage_in_now(op->job)) {
         dpc_log(DPC_LOG_ERROR, "%s: cannot copy a device buffer to the host", op->job->call);
         return DPC_ERR_TRANSPORT;
     }

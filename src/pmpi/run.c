@@ -313,9 +313,11 @@ int dpc_op_start(dpc_req_t *op)
     if ((j->pipe.dev_in || j->pipe.dev_out) &&
         (err = dpc_cuda_order_after_user(op->comm, j->call, DPC_ORDER_QUEUES)))
         return err;
-    /* (with a device to device attempt first: only if that falls back) */
+    /* (with a device to device attempt first whose card says yes: only if
+     * that falls back; prepare below then packs nothing, as such a card
+     * needs contiguous types) */
     bool trying = dpc_ipc_nb_trying(op);
-    if (j->dev_staged && !trying && (err = dpc_job_stage_in(j, op->comm)))
+    if (j->dev_staged && !dpc_ipc_nb_defers_copy(op) && (err = dpc_job_stage_in(j, op->comm)))
         return err;
     if (j->prepare && (err = j->prepare(j, op->comm)))
         return err;

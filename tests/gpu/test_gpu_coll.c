@@ -522,6 +522,61 @@ static void nb_ipc_cases(long n)
     free(ref);
 }
 
+/* A type with holes (an int, then an int's gap) cannot go device to
+ * device: nonblocking and persistent calls of 2 MiB and more try, fall
+ * back, and their jobs pack the staged host copies at the start, which
+ * must hold the device data by then (mode as buf_alloc). */
+static void nb_holes_case(int mode, long n)
+{
+    MPI_Datatype holes;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &holes);
+    MPI_Type_commit(&holes);
+    size_t bp = 2 * sizeof(int) * (size_t)n * (size_t)size;
+    int *h = malloc(bp), *out = malloc(bp), *ref = malloc(bp);
+    void *din = buf_alloc(mode, bp), *dout = buf_alloc(mode, bp);
+    MPI_Request r;
+    for (int k = 0; k < 3; k++) {
+        fill(h, (long)(bp / sizeof(int)), 95 + k);
+        put(mode, din, h, bp);
+        memset(out, 0x5a, bp);   /* (the gaps must stay as they are) */
+        memcpy(ref, out, bp);
+        put(mode, dout, out, bp);
+        if (k == 0)
+            MPI_Ialltoall(din, (int)n, holes, dout, (int)n, holes, MPI_COMM_WORLD, &r);
+        else if (k == 1)
+            MPI_Iallgather(din, (int)n, holes, dout, (int)n, holes, MPI_COMM_WORLD, &r);
+        else
+            MPI_Alltoall_init(din, (int)n, holes, dout, (int)n, holes, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &r);
+        for (int start = 0; start < (k == 2 ? 2 : 1); start++) {
+            if (start) {   /* new data for the second start */
+                fill(h, (long)(bp / sizeof(int)), 98);
+                put(mode, din, h, bp);
+            }
+            if (k == 2)
+                MPI_Start(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            get(mode, out, dout, bp);
+            if (k == 1)
+                PMPI_Allgather(h, (int)n, holes, ref, (int)n, holes, MPI_COMM_WORLD);
+            else
+                PMPI_Alltoall(h, (int)n, holes, ref, (int)n, holes, MPI_COMM_WORLD);
+            static const char *const what[3] = {"ialltoall of a type with holes",
+                                                "iallgather of a type with holes",
+                                                "persistent alltoall of a type with holes"};
+            check(what[k], mode, n, out, ref, bp);
+        }
+        if (k == 2)
+            MPI_Request_free(&r);
+    }
+    buf_free(mode, din);
+    buf_free(mode, dout);
+    free(h);
+    free(out);
+    free(ref);
+    MPI_Type_free(&holes);
+}
+
 #ifdef FAKE_DEVICE
 /* A persistent allgather that cannot go device to device (device buffers
  * on even ranks, host on odd ones), started 7 times: it tries at start 0,
@@ -697,6 +752,7 @@ int main(int argc, char **argv)
      * alone (short enough to run under valgrind) */
     if (argc > 1 && !strcmp(argv[1], "requests")) {
         nb_ipc_cases(1 << 20);
+        nb_holes_case(1, 1 << 18);
         if (size > 1)
             persistent_backoff_case(1 << 20);
         goto summary;
@@ -736,6 +792,8 @@ int main(int argc, char **argv)
             run(mode, counts[c]);
     nb_ipc_cases(1 << 20);
     nb_ipc_cases((1 << 20) + 5);
+    for (int mode = 1; mode <= 2; mode++)
+        nb_holes_case(mode, (1 << 18) + 3);
 #ifdef FAKE_DEVICE
     if (size > 1)
         persistent_backoff_case(1 << 20);
