@@ -48,5 +48,8 @@ run "nonblocking collectives, every algorithm, 2 ranks" \
     env DPC_TEST_QUICK=1 DPC_TEST_MODE=nonblocking $mpi -n 2 tests/test_mpi_coll
 run "device buffers on the fake device, 2 ranks" \
     env DPCOLL_CUDA_PLUGIN="$PWD/tests/.libs/libfakedev.so" $mpi -n 2 tests/test_fakedev_coll
+run "randomized cases on the fake device (nonblocking ones in flight together), 3 ranks" \
+    env DPC_FUZZ_CASES=150 DPCOLL_CUDA_PLUGIN="$PWD/tests/.libs/libfakedev.so" \
+    $mpi -n 3 tests/test_fakedev_fuzz
 [ $fail = 0 ] && echo "tsan: all clean"
 exit $fail

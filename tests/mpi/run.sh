@@ -71,6 +71,15 @@ for np in 2 3; do
     echo "$out" | tail -3
     check "device buffers on a fake device the host cannot touch (CUDA IPC, pipelines, staging), $np ranks" test $rc -eq 0
 done
+for np in 2 3 4; do
+    echo "== randomized cases against PMPI on the fake device (its buffers on all, some or no ranks), $np ranks"
+    DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi "$np" \
+        "$top_builddir/tests/test_fakedev_fuzz" || fail=1
+done
+echo "== the same on two fake GPUs with peer access, 3 ranks"
+DPCOLL_FAKE_GPUS=2 DPCOLL_FAKE_P2P=1 DPC_FUZZ_SEED=2 \
+    DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 \
+    "$top_builddir/tests/test_fakedev_fuzz" || fail=1
 out=$(DPCOLL_STATS=1 DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 2 "$fake" 2>&1)
 line=$(echo "$out" | grep 'stats: rank 0 allgather:')
 check "DPCOLL_STATS counts the calls that went device to device (cuda_ipc)" \

@@ -11,6 +11,12 @@
  * come back as they were. Data are integer-valued, so any order of
  * summation gives the same bits.
  *
+ * Built with -DFAKE_DEVICE (test_fakedev_fuzz, run with the fake device
+ * plugin) libdpcoll's buffers are in the fake device's memory, which the
+ * host cannot touch: on every rank (the CUDA IPC paths), on some (mixed:
+ * staging), or on none, drawn per case, at a random offset into the
+ * device allocation; the reference runs on host copies.
+ *
  * Every rank draws the same cases: case i's choices come from a generator
  * seeded by (DPC_FUZZ_SEED, i); each rank's data from (seed, i, rank).
  * DPC_FUZZ_CASES (default 400) cases run; a failure names the seed and the
@@ -22,6 +28,16 @@
 #include <string.h>
 #include "dpcoll.h"
 #include "mpi_util.h"
+
+#ifdef FAKE_DEVICE
+void *fake_dev_alloc(size_t n);
+void fake_dev_copy(void *dst, const void *src, size_t n);
+/* device allocations for each side of each call in flight at once,
+ * reused by every case */
+#define DEV_BYTES ((size_t)10 << 20)
+#define BATCH 4
+static char *dev_s[BATCH], *dev_r[BATCH];
+#endif
 
 enum { ALLREDUCE, RS_BLOCK, RS, ALLGATHER, ALLGATHERV, BCAST, ALLTOALL, ALLTOALLV, NCOLL };
 static const char *const coll_name[NCOLL] = {"allreduce", "reduce_scatter_block", "reduce_scatter",
@@ -126,6 +142,7 @@ typedef struct {
     MPI_Aint ext;
     size_t sbytes, rbytes;
     char *s, *r, *s_ref, *r_ref;   /* ours and the reference's buffers */
+    char *ds, *dr;                 /* fake device: where ours are there (NULL: host) */
     MPI_Request req;
     char what[200];
 } case_t;
@@ -170,9 +187,11 @@ static long layout(int p, const int *cnt, int *dis, int shuffle)
     return at;
 }
 
-/* Draws case i (the same on every rank) and sets up its buffers. */
-static void draw(case_t *k, uint64_t seed, long i, int form)
+/* Draws case i (the same on every rank) and sets up its buffers (slot:
+ * its place among the calls in flight). */
+static void draw(case_t *k, uint64_t seed, long i, int form, int slot)
 {
+    (void)slot;   /* (host buffers: each case has its own) */
     memset(k, 0, sizeof(*k));
     rng_state = mix(seed * 1000003u + (uint64_t)i);
     k->coll = (int)below(NCOLL);
@@ -260,6 +279,42 @@ static void draw(case_t *k, uint64_t seed, long i, int form)
     k->s_ref = malloc(k->sbytes + 1);
     k->r = malloc(k->rbytes + 1);
     k->r_ref = malloc(k->rbytes + 1);
+#ifdef FAKE_DEVICE
+    /* on the device: everywhere, nowhere, or on this rank by a coin of its
+     * own; at an offset that keeps the type's alignment */
+    int where = (int)below(4);
+    int here = where == 0 || (where == 1 && (mix(seed + (uint64_t)i * 31 + (uint64_t)t_rank) & 1));
+    size_t align = (size_t)k->ext % 8 == 0 ? 8 : (size_t)k->ext % 4 == 0 ? 4 : (size_t)k->ext % 2 == 0 ? 2 : 1;
+    size_t so = (size_t)below(64) * align, ro = (size_t)below(64) * align;
+    if (here && so + k->sbytes <= DEV_BYTES && ro + k->rbytes <= DEV_BYTES) {
+        k->ds = dev_s[slot] + so;
+        k->dr = dev_r[slot] + ro;
+    }
+    snprintf(k->what + strlen(k->what), sizeof(k->what) - strlen(k->what), ", %s",
+             where == 0 ? "device buffers" : where == 1 ? "device buffers on some ranks" : "host buffers");
+#endif
+}
+
+/* libdpcoll's buffers: the host ones, or their device copies */
+static void to_device(case_t *k)
+{
+#ifdef FAKE_DEVICE
+    if (k->ds) {
+        fake_dev_copy(k->ds, k->s, k->sbytes);
+        fake_dev_copy(k->dr, k->r, k->rbytes);
+    }
+#else
+    (void)k;
+#endif
+}
+static void from_device(case_t *k)
+{
+#ifdef FAKE_DEVICE
+    if (k->dr)
+        fake_dev_copy(k->r, k->dr, k->rbytes);
+#else
+    (void)k;
+#endif
 }
 
 /* Fresh inputs (salt: a persistent case's second start gets new ones). In
@@ -294,7 +349,7 @@ static void inputs(case_t *k, uint64_t seed, long i, int salt)
 static int call(case_t *k, int native)
 {
     const dtype_t *t = &types[k->type];
-    void *s = native ? k->s_ref : k->s, *r = native ? k->r_ref : k->r;
+    void *s = native ? k->s_ref : k->ds ? k->ds : k->s, *r = native ? k->r_ref : k->dr ? k->dr : k->r;
     const void *in = k->ip ? MPI_IN_PLACE : s;
     int n = (int)k->count;
     if (!native)
@@ -369,6 +424,7 @@ static int reference(case_t *k)
 static void check_case(case_t *k, const char *when)
 {
     t_cases++;
+    from_device(k);
     if (reference(k) != MPI_SUCCESS) {
         t_fail("%s: the MPI library's own call failed", k->what);
         return;
@@ -414,7 +470,15 @@ START_TEST(test_fuzz)
     long first = only >= 0 ? only : 0, last = only >= 0 ? only + 1 : ncases;
     int trace = getenv("DPC_FUZZ_TRACE") != NULL;   /* each case named before it runs */
     setup();
-    enum { BATCH = 4 };
+#ifdef FAKE_DEVICE
+    for (int j = 0; j < BATCH; j++) {
+        dev_s[j] = fake_dev_alloc(DEV_BYTES);
+        dev_r[j] = fake_dev_alloc(DEV_BYTES);
+    }
+#endif
+#ifndef BATCH
+#define BATCH 4
+#endif
     case_t ks[BATCH];
     for (long i = first; i < last;) {
         /* the form, and for nonblocking calls how many go at once (the
@@ -424,8 +488,9 @@ START_TEST(test_fuzz)
         if (i + g > last)
             g = (int)(last - i);
         for (int j = 0; j < g; j++) {
-            draw(&ks[j], seed, i + j, form);
+            draw(&ks[j], seed, i + j, form, j);
             inputs(&ks[j], seed, i + j, 0);
+            to_device(&ks[j]);
             if (trace && t_rank == 0)
                 printf("%s\n", ks[j].what);
         }
@@ -450,6 +515,7 @@ START_TEST(test_fuzz)
         if (form == PERSISTENT && !bad) {
             /* again, with new inputs in the same buffers */
             inputs(&ks[0], seed, i, 1);
+            to_device(&ks[0]);
             MPI_Start(&ks[0].req);
             MPI_Wait(&ks[0].req, MPI_STATUS_IGNORE);
             check_case(&ks[0], " (second start)");
