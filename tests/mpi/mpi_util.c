@@ -35,3 +35,13 @@ void t_agree(const char *what)
     ck_assert_msg(all == 0, "%s: %d failures on %d ranks; first (rank %d): %s", what, all, t_size,
                   first, msg);
 }
+
+int t_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);   /* never fork an MPI process */
+    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed;
+}

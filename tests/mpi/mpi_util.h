@@ -16,5 +16,7 @@ extern long t_cases;
 void t_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* all ranks: how many failures anywhere; asserts zero with the message */
 void t_agree(const char *what);
+/* runs the suite in this process (rank 0 reports): how many tests failed */
+int t_run(Suite *s);
 
 #endif

@@ -779,11 +779,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_alltoallv);
     tcase_add_test(tc, test_user_op_falls_back);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);    /* never fork an MPI process */
-    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
-    int failed = srunner_ntests_failed(sr) + !active;
-    srunner_free(sr);
+    int failed = t_run(s) + !active;
     if (t_rank == 0)
         printf("np=%d, %s%s calls: %ld cases compared with PMPI on rank 0\n", t_size,
                mode_names[mode], large_api ? " large-count (_c)" : "", t_cases);

@@ -542,11 +542,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_fuzz);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = t_run(s);
     if (t_rank == 0)
         printf("np=%d: %ld randomized cases a rank compared with PMPI\n", t_size, t_cases);
     MPI_Finalize();

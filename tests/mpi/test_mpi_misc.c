@@ -686,11 +686,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "leftbehind"))
         tcase_add_test(tc, test_left_behind);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = t_run(s);
     MPI_Finalize();
     return failed ? 1 : 0;
 }

@@ -299,11 +299,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_freed_under_it);
     tcase_add_test(tc, test_average_and_errors);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, t_rank == 0 ? CK_NORMAL : CK_SILENT);
-    int failed = srunner_ntests_failed(sr) + !dpcoll_active();
-    srunner_free(sr);
+    int failed = t_run(s) + !dpcoll_active();
     if (t_rank == 0)
         printf("np=%d: %ld nonblocking/persistent cases\n", t_size, t_cases);
     MPI_Finalize();
