@@ -32,16 +32,23 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     const char *src = a->sbuf;
     dpc_step_id_t prev = DPC_STEP_NONE;
     if (a->in_place) {
-        size_t extent = 0;
+        /* the blocks' span [lo, hi): nothing outside it may be read (rbuf
+         * itself may lie before the first block's memory: a staged call's
+         * host copy starts at its span) */
+        size_t lo = SIZE_MAX, hi = 0;
         for (int i = 0; i < p; i++)
-            if (send_off(a, i) + send_len(a, i) > extent)
-                extent = send_off(a, i) + send_len(a, i);
-        char *copy = dpc_sched_scratch(s, extent + 1);
+            if (send_len(a, i) > 0) {
+                lo = send_off(a, i) < lo ? send_off(a, i) : lo;
+                hi = send_off(a, i) + send_len(a, i) > hi ? send_off(a, i) + send_len(a, i) : hi;
+            }
+        if (hi == 0)
+            lo = 0;
+        char *copy = dpc_sched_scratch(s, hi - lo + 1);
         if (!copy)
             return DPC_ERR_NOMEM;
-        if (extent)
-            prev = dpc_sched_copy(s, copy, out, extent, DPC_NO_DEPS);
-        src = copy;
+        if (hi > lo)
+            prev = dpc_sched_copy(s, copy, out + lo, hi - lo, DPC_NO_DEPS);
+        src = copy - lo;   /* (the send offsets as in rbuf) */
     }
     if (send_len(a, r) > 0 && !a->in_place)
         dpc_sched_copy(s, out + blk_displ(a, r) * es, src + send_off(a, r), send_len(a, r),

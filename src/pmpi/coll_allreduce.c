@@ -53,7 +53,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
                          "(use MPI_IN_PLACE)", call);
     size_t bytes = (size_t)count * (size_t)ti.size;
     bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
-    bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
+    bool dev_in = !in_place && dpc_buf_on_device(sendbuf), dev_out = dpc_buf_on_device(recvbuf);
     /* Device buffers: a large call of a predefined op on a contiguous type
      * runs as a pipeline of chunks with asynchronous copies (pipeline.c),
      * persistent ones too (the copies are steps of the schedule each start

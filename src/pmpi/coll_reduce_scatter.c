@@ -104,7 +104,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
      * buffers are staged whole first. */
     bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
     bool rs_pipe = dpc_pipeline_owner(size) && dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
-    bool dev_in = !in_place && dpc_cuda_is_device(sendbuf), dev_out = dpc_cuda_is_device(recvbuf);
+    bool dev_in = !in_place && dpc_buf_on_device(sendbuf), dev_out = dpc_buf_on_device(recvbuf);
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
     err = dpc_check_op(comm, call, op, &ti, &dop, &why);
     if (err > 0)

@@ -93,7 +93,17 @@ void dpc_pipe_release(dpc_pipe_t *pp);
 extern const dpc_device_ops_t dpc_cuda_device_ops;
 void dpc_cuda_fini(void);
 
-/* Nonzero when one of the buffers is on the device (the plugin is on). */
-#define DPC_ON_DEVICE(a, b) (dpc_cuda && (dpc_cuda_is_device(a) || dpc_cuda_is_device(b)))
+/* Whether a call's own buffer is on the device. Never in a staged call's
+ * inner call, which runs on host copies whatever their addresses look
+ * like: each is its pinned block less its span's lower bound, which may
+ * point before the block, into memory the driver calls device (the inner
+ * call then staged its host copy again, and its result never reached the
+ * device). */
+static inline bool dpc_buf_on_device(const void *p)
+{
+    return !dpc_stage_inner() && dpc_cuda_is_device(p);
+}
+/* Nonzero when one of the call's buffers is on the device (the plugin is on). */
+#define DPC_ON_DEVICE(a, b) (dpc_cuda && (dpc_buf_on_device(a) || dpc_buf_on_device(b)))
 
 #endif

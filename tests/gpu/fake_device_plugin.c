@@ -187,12 +187,14 @@ static int in_arena(const char *a, const void *p)
     return in_range(a, ARENA, p);
 }
 
+static int in_guard(const void *p);
 static int is_device(const void *p)
 {
     int yes = in_arena(arena, p);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < npeers && !yes; i++)
         yes = in_range(peer[i], peer_len[i], p);
+    yes = yes || in_guard(p);
     pthread_mutex_unlock(&lock);
     return yes;
 }
@@ -473,12 +475,29 @@ __attribute__((visibility("default"))) unsigned long fake_dev_host_allocs(void)
 {
     return host_allocs;
 }
+/* Pinned blocks come right after device memory: one page of their own
+ * mapping that is_device calls device (and the host cannot touch), as
+ * memory next to a real pinned block may be (another process's mapped
+ * buffer, say). A pointer a staged call computes before its block's start
+ * (the block less its span's lower bound) then looks like device memory,
+ * as it could on CUDA. */
+#define GUARD 4096
+static int in_guard(const void *p)
+{
+    for (int i = 0; i < npinned; i++)
+        if (in_range((const char *)pinned[i].p - GUARD, GUARD, p))
+            return 1;
+    return 0;
+}
 static int host_alloc(void **p, size_t n)
 {
     __atomic_add_fetch(&host_allocs, 1, __ATOMIC_RELAXED);
-    *p = malloc(n ? n : 1);
-    if (!*p)
+    char *m = mmap(NULL, GUARD + (n ? n : 1), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (m == MAP_FAILED)
         return 2;
+    mprotect(m, GUARD, PROT_NONE);
+    *p = m + GUARD;
     pthread_mutex_lock(&lock);
     if (npinned == cappinned) {
         int ncap = cappinned ? 2 * cappinned : 64;
@@ -494,14 +513,17 @@ static int host_alloc(void **p, size_t n)
 }
 static void host_free(void *p)
 {
+    size_t n = 0;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < npinned; i++)
         if (pinned[i].p == p) {
+            n = pinned[i].n;
             pinned[i] = pinned[--npinned];
             break;
         }
     pthread_mutex_unlock(&lock);
-    free(p);
+    if (p)
+        munmap((char *)p - GUARD, GUARD + (n ? n : 1));
 }
 static const char *error_string(int e)
 {

@@ -577,6 +577,74 @@ static void nb_holes_case(int mode, long n)
     MPI_Type_free(&holes);
 }
 
+/* Staged calls whose blocks start after the buffer's address (the first
+ * displacement 3): the host copy starts at the blocks' span, so the
+ * pointer the call runs on lies before it. On the fake device the memory
+ * just before a pinned block is device memory the host cannot touch. The
+ * call on the copies must neither take it for a device buffer (it staged
+ * its host copy again, and its result never reached the device) nor read
+ * there (the in-place alltoallv copied its buffer from the start). Both
+ * forms; n ints a block (small: staged, not CUDA IPC). */
+static void staged_offset_case(int mode, int n)
+{
+    int cnt[64], dis[64], at = 3;
+    for (int k = 0; k < size; k++) {
+        cnt[k] = n + k;
+        dis[k] = at;
+        at += cnt[k] + 1;
+    }
+    size_t bytes = sizeof(int) * (size_t)at;
+    int *h = malloc(bytes), *out = malloc(bytes), *ref = malloc(bytes);
+    void *d = buf_alloc(mode, bytes), *din = buf_alloc(mode, bytes);
+    for (int nb = 0; nb < 2; nb++)
+        for (int k = 0; k < 2; k++) {
+            MPI_Request r = MPI_REQUEST_NULL;
+            for (int i = 0; i < at; i++)
+                h[i] = rank * 1000 + i + 7 * k + 3 * nb;
+            put(mode, d, h, bytes);
+            memcpy(ref, h, bytes);
+            if (k == 0) {   /* in place: counts the same both ways (cnt[k] + cnt[me]) */
+                int c2[64];
+                for (int q = 0; q < size; q++)
+                    c2[q] = n + (q + rank) % 3;
+                int d2[64], a2 = 3;
+                for (int q = 0; q < size; q++) {
+                    d2[q] = a2;
+                    a2 += c2[q] + 1;
+                }
+                if (nb)
+                    MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, d, c2, d2, MPI_INT,
+                                   MPI_COMM_WORLD, &r);
+                else
+                    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, d, c2, d2, MPI_INT,
+                                  MPI_COMM_WORLD);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, ref, c2, d2, MPI_INT,
+                               MPI_COMM_WORLD);
+            } else {
+                put(mode, din, h + dis[rank], sizeof(int) * (size_t)cnt[rank]);
+                if (nb)
+                    MPI_Iallgatherv(din, cnt[rank], MPI_INT, d, cnt, dis, MPI_INT, MPI_COMM_WORLD,
+                                    &r);
+                else
+                    MPI_Allgatherv(din, cnt[rank], MPI_INT, d, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                PMPI_Allgatherv(h + dis[rank], cnt[rank], MPI_INT, ref, cnt, dis, MPI_INT,
+                                MPI_COMM_WORLD);
+            }
+            get(mode, out, d, bytes);
+            static const char *const what[2][2] = {
+                {"alltoallv in place, first block at 3", "allgatherv, first block at 3"},
+                {"ialltoallv in place, first block at 3", "iallgatherv, first block at 3"}};
+            check(what[nb][k], mode, n, out, ref, bytes);
+        }
+    buf_free(mode, d);
+    buf_free(mode, din);
+    free(h);
+    free(out);
+    free(ref);
+}
+
 #ifdef FAKE_DEVICE
 /* A persistent allgather that cannot go device to device (device buffers
  * on even ranks, host on odd ones), started 7 times: it tries at start 0,
@@ -792,8 +860,10 @@ int main(int argc, char **argv)
             run(mode, counts[c]);
     nb_ipc_cases(1 << 20);
     nb_ipc_cases((1 << 20) + 5);
-    for (int mode = 1; mode <= 2; mode++)
+    for (int mode = 1; mode <= 2; mode++) {
         nb_holes_case(mode, (1 << 18) + 3);
+        staged_offset_case(mode, 1000);
+    }
 #ifdef FAKE_DEVICE
     if (size > 1)
         persistent_backoff_case(1 << 20);
