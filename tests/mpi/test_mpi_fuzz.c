@@ -20,7 +20,11 @@
  * Every rank draws the same cases: case i's choices come from a generator
  * seeded by (DPC_FUZZ_SEED, i); each rank's data from (seed, i, rank).
  * DPC_FUZZ_CASES (default 400) cases run; a failure names the seed and the
- * case, and DPC_FUZZ_SEED=s DPC_FUZZ_ONLY=i runs that case alone.
+ * case, and DPC_FUZZ_SEED=s DPC_FUZZ_ONLY=i runs that case alone (a list
+ * i,j,...: each alone, in that order)
+ * (DPC_FUZZ_FIRST=i: cases i to DPC_FUZZ_CASES, batched as in the full run).
+ * DPC_FUZZ_TRACE names each case before it runs, DPC_FUZZ_DUMP adds its
+ * buffers and counts, DPC_FUZZ_VERBOSE prints every failure.
  */
 #include "config.h"
 #include <stdint.h>
@@ -35,7 +39,7 @@ void fake_dev_copy(void *dst, const void *src, size_t n);
 /* device allocations for each side of each call in flight at once,
  * reused by every case */
 #define DEV_BYTES ((size_t)10 << 20)
-#define BATCH 4
+#define BATCH 4   /* nonblocking calls in flight at once, at most */
 static char *dev_s[BATCH], *dev_r[BATCH];
 #endif
 
@@ -46,6 +50,9 @@ static const char *const coll_name[NCOLL] = {"allreduce", "reduce_scatter_block"
 static int reduces(int coll) { return coll <= RS; }
 
 enum { BLOCKING, NONBLOCKING, PERSISTENT };
+#ifndef BATCH
+#define BATCH 4
+#endif
 static const char *const form_name[] = {"blocking", "nonblocking", "persistent"};
 
 #define NCOMMS 4
@@ -436,9 +443,17 @@ static void check_case(case_t *k, const char *when)
             at++;
         t_fail("%s%s: rank %d's result differs from PMPI's at byte %zu of %zu", k->what, when,
                t_rank, at, k->rbytes);
-        if (getenv("DPC_FUZZ_VERBOSE"))
-            printf("FAILED: %s%s: rank %d's result differs from PMPI's at byte %zu of %zu\n",
-                   k->what, when, t_rank, at, k->rbytes);
+        if (getenv("DPC_FUZZ_VERBOSE")) {
+            size_t nd = 0, last = at;
+            for (size_t b = at; b < cmp; b++)
+                if (k->r[b] != k->r_ref[b]) {
+                    nd++;
+                    last = b;
+                }
+            printf("FAILED: %s%s: rank %d's result differs from PMPI's at byte %zu of %zu (%zu "
+                   "bytes differ, the last at %zu; there %02x, want %02x)\n", k->what, when, t_rank,
+                   at, k->rbytes, nd, last, (unsigned char)k->r[at], (unsigned char)k->r_ref[at]);
+        }
     }
 }
 
@@ -465,9 +480,16 @@ static uint64_t env_u(const char *name, uint64_t dflt)
 START_TEST(test_fuzz)
 {
     uint64_t seed = env_u("DPC_FUZZ_SEED", 1);
-    const char *o = getenv("DPC_FUZZ_ONLY");
-    long ncases = (long)env_u("DPC_FUZZ_CASES", 400), only = o && *o ? atol(o) : -1;
-    long first = only >= 0 ? only : 0, last = only >= 0 ? only + 1 : ncases;
+    /* DPC_FUZZ_ONLY: a list of cases, each run alone, in its order */
+    long list[64], nlist = 0;
+    for (const char *o = getenv("DPC_FUZZ_ONLY"); o && *o && nlist < 64;) {
+        char *end;
+        list[nlist++] = strtol(o, &end, 10);
+        o = *end == ',' ? end + 1 : "";
+    }
+    long ncases = (long)env_u("DPC_FUZZ_CASES", 400), only = nlist ? list[0] : -1;
+    long first = only >= 0 ? only : (long)env_u("DPC_FUZZ_FIRST", 0),
+         last = only >= 0 ? only + 1 : ncases;
     int trace = getenv("DPC_FUZZ_TRACE") != NULL;   /* each case named before it runs */
     setup();
 #ifdef FAKE_DEVICE
@@ -476,11 +498,8 @@ START_TEST(test_fuzz)
         dev_r[j] = fake_dev_alloc(DEV_BYTES);
     }
 #endif
-#ifndef BATCH
-#define BATCH 4
-#endif
     case_t ks[BATCH];
-    for (long i = first; i < last;) {
+    for (long i = first, at = 0; i < last;) {
         /* the form, and for nonblocking calls how many go at once (the
          * next cases: each keeps its own number, so ONLY reruns it alone) */
         rng_state = mix(seed ^ 0x5eedull ^ (uint64_t)i * 7919u);
@@ -492,7 +511,15 @@ START_TEST(test_fuzz)
             inputs(&ks[j], seed, i + j, 0);
             to_device(&ks[j]);
             if (trace && t_rank == 0)
-                printf("%s\n", ks[j].what);
+                printf("%s%s\n", ks[j].what, j ? " (with the one before)" : "");
+            if (getenv("DPC_FUZZ_DUMP")) {
+                case_t *k = &ks[j];
+                printf("rank %d: sbytes %zu rbytes %zu ds %p dr %p s %p r %p", t_rank, k->sbytes, k->rbytes,
+                       (void *)k->ds, (void *)k->dr, (void *)k->s, (void *)k->r);
+                for (int q = 0; k->rc && q < k->p; q++)
+                    printf(" [%d: rc %d rd %d sc %d sd %d]", q, k->rc[q], k->rd[q], k->sc[q], k->sd[q]);
+                printf("\n");
+            }
         }
         if (trace)
             fflush(stdout);
@@ -524,6 +551,10 @@ START_TEST(test_fuzz)
         for (int j = 0; j < g; j++)
             release(&ks[j]);
         i += g;
+        if (nlist && ++at < nlist) {   /* the next case of the list */
+            i = list[at];
+            last = i + 1;
+        }
     }
     for (int c = 0; c < NCOLL; c++)
         dpcoll_set_algorithm(coll_name[c], "auto");
