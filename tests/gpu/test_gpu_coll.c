@@ -603,7 +603,7 @@ static void staged_offset_case(int mode, int n)
                 h[i] = rank * 1000 + i + 7 * k + 3 * nb;
             put(mode, d, h, bytes);
             memcpy(ref, h, bytes);
-            if (k == 0) {   /* in place: counts the same both ways (cnt[k] + cnt[me]) */
+            if (k == 0) {   /* in place: what a sends b, b sends a (n + (a + b) % 3) */
                 int c2[64];
                 for (int q = 0; q < size; q++)
                     c2[q] = n + (q + rank) % 3;
