@@ -371,10 +371,15 @@ const void *dpc_ipc_input(const dpc_ipc_call_t *x, int me)
                                        : x->rbuf;
 }
 
+bool dpc_ipc_may_go(const dpc_ipc_call_t *x, const void *in)
+{
+    return x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
+}
+
 void dpc_ipc_card_fill(const dpc_ipc_call_t *x, const void *in, card_t *mine, bool sync)
 {
     memset(mine, 0, sizeof(*mine));
-    mine->ok = x->local_ok && dpc_cuda && dpc_cuda_is_device(in) && dpc_cuda_is_device(x->rbuf);
+    mine->ok = dpc_ipc_may_go(x, in);
     /* our buffers final (the program's default-stream work on them done)
      * before the peers may read them: a blocking call waits here, before
      * the gather; a request's queues wait for it on the device, and its

@@ -62,6 +62,9 @@ typedef struct dpc_ipc_card {
     char gpu[32];                             /* the GPU both are on (PCI bus id) */
 } dpc_ipc_card_t;
 
+/* Whether this rank can go at all (the first thing its card says): its own
+ * conditions hold and both its buffers are on a GPU. */
+bool dpc_ipc_may_go(const dpc_ipc_call_t *x, const void *in);
 /* The rank's input: a bcast's buffer, an allgatherv in place its own block. */
 const void *dpc_ipc_input(const dpc_ipc_call_t *x, int me);
 /* Fills this rank's card. Its buffers are ordered after the program's

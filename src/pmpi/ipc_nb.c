@@ -150,7 +150,7 @@ int dpc_ipc_try(const dpc_ipc_call_t *x, dpc_mode_t mode, int *err)
 bool dpc_ipc_pending_may_go(void)
 {
     const dpc_ipc_nb_t *n = dpc_tl_ipc_pending;
-    return n && n->x.local_ok && dpc_cuda_is_device(n->in) && dpc_cuda_is_device(n->x.rbuf);
+    return n && dpc_ipc_may_go(&n->x, n->in);
 }
 
 bool dpc_ipc_nb_defers_copy(const dpc_req_t *op)
