@@ -593,6 +593,17 @@ static void staged_offset_case(int mode, int n)
         dis[k] = at;
         at += cnt[k] + 1;
     }
+    /* the in-place alltoallv's blocks: what a sends b, b sends a
+     * (n + (a + b) % 3), with a gap after each; at 2 ranks they can span
+     * more than the allgatherv's, so the buffers hold the larger span */
+    int c2[64], d2[64], a2 = 3;
+    for (int q = 0; q < size; q++) {
+        c2[q] = n + (q + rank) % 3;
+        d2[q] = a2;
+        a2 += c2[q] + 1;
+    }
+    if (a2 > at)
+        at = a2;
     size_t bytes = sizeof(int) * (size_t)at;
     int *h = malloc(bytes), *out = malloc(bytes), *ref = malloc(bytes);
     void *d = buf_alloc(mode, bytes), *din = buf_alloc(mode, bytes);
@@ -603,15 +614,7 @@ static void staged_offset_case(int mode, int n)
                 h[i] = rank * 1000 + i + 7 * k + 3 * nb;
             put(mode, d, h, bytes);
             memcpy(ref, h, bytes);
-            if (k == 0) {   /* in place: what a sends b, b sends a (n + (a + b) % 3) */
-                int c2[64];
-                for (int q = 0; q < size; q++)
-                    c2[q] = n + (q + rank) % 3;
-                int d2[64], a2 = 3;
-                for (int q = 0; q < size; q++) {
-                    d2[q] = a2;
-                    a2 += c2[q] + 1;
-                }
+            if (k == 0) {   /* in place, blocks c2 at d2 */
                 if (nb)
                     MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, d, c2, d2, MPI_INT,
                                    MPI_COMM_WORLD, &r);
