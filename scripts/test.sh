@@ -2,7 +2,9 @@
 # Set up, build, and run the whole test suite (make check); prints a closing
 # line "N passed, N failed" counting every Check test of every program.
 # With --valgrind it also runs the suite under valgrind (make check-valgrind),
-# with --tsan the threaded tests under ThreadSanitizer (scripts/tsan.sh).
+# with --tsan the threaded tests under ThreadSanitizer, with --asan the unit
+# and MPI tests under AddressSanitizer and its leak checker
+# (scripts/sanitize.sh thread / address).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh" || exit 1
@@ -30,6 +32,7 @@ if grep -q 'define DPC_HAVE_CUDA 1' config.h; then
 fi
 vrc=0
 trc=0
+arc=0
 for opt in "$@"; do
     case $opt in
     --valgrind)
@@ -37,10 +40,13 @@ for opt in "$@"; do
         vrc=$?
         tail -n 5 valgrind.out ;;
     --tsan)
-        "$top/scripts/tsan.sh"
+        "$top/scripts/sanitize.sh" thread
         trc=$? ;;
+    --asan)
+        "$top/scripts/sanitize.sh" address
+        arc=$? ;;
     *)
-        echo "test.sh: unknown option $opt (--valgrind, --tsan)"
+        echo "test.sh: unknown option $opt (--valgrind, --tsan, --asan)"
         trc=1 ;;
     esac
 done
@@ -54,6 +60,7 @@ progs=$(grep -c -E '^(FAIL|ERROR):' check.out)
 [ "$failed" -ge "$progs" ] || failed=$progs
 [ $vrc = 0 ] || failed=$((failed + 1))
 [ $trc = 0 ] || failed=$((failed + 1))
+[ $arc = 0 ] || failed=$((failed + 1))
 failed=$((failed + nocuda))
 echo "$passed passed, $failed failed"
-[ $rc = 0 ] && [ $vrc = 0 ] && [ $trc = 0 ] && [ $nocuda = 0 ] && [ "$failed" = 0 ]
+[ $rc = 0 ] && [ $vrc = 0 ] && [ $trc = 0 ] && [ $arc = 0 ] && [ $nocuda = 0 ] && [ "$failed" = 0 ]
