@@ -32,9 +32,19 @@
  * root, and the root says "done" to a rank once its tail is written. No
  * rank returns while another may still touch its buffer.
  *
+ * Two copies out of the same lines at once are not always two cores' worth:
+ * while the root's fresh data sit in its cache, the reads of another core
+ * and the root's own writes queue behind each other there (128-512 KiB at 2
+ * ranks on the reference machine: the split 7.5-20.9 us against 6.1-19.6
+ * for the binomial tree's one copy of everything; from 1 MiB, data beyond
+ * the root's cache, 0.47-0.64 of its time). So the smaller of the two
+ * copies is priced at beta_concurrent per byte, fitted on its own (0: free;
+ * docs/bench/README.md, session 14).
+ *
  * Restrictions: host memory on a transport with one-sided access.
  * Cost (n bytes): (p-1) (2 alpha + alpha_get) + the larger of the
- *   root's and another rank's copying, (p-1)/p n beta.
+ *   root's and another rank's copying, (p-1)/p n, at beta + the smaller at
+ *   beta_concurrent.
  * Messages: the root 2 (p-1) (descriptors, "done"), every other rank 2.
  */
 #include "config.h"
@@ -85,9 +95,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     int p = a->size;
     size_t n = a->count * elsize(a), tail = p > 1 ? tail_bytes(n, p) : 0;
-    /* the slower of the root (p-1 writes) and the others (one read) */
+    /* the slower of the root (p-1 writes) and the others (one read), and
+     * what the faster one takes from it */
     double root = (double)(p - 1) * (double)tail, other = (double)(n - tail);
-    return (p - 1) * (2 * c->alpha + c->alpha_get) + (root > other ? root : other) * c->beta;
+    double most = root > other ? root : other, least = root > other ? other : root;
+    return (p - 1) * (2 * c->alpha + c->alpha_get) + most * c->beta + least * c->beta_concurrent;
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

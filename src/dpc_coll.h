@@ -86,6 +86,12 @@ typedef struct dpc_cost_params {
      * algorithms; on one node a process_vm_readv/writev system call): no
      * message, no handshake, dearer than a mailbox record */
     double alpha_get;
+    /* seconds per byte of the smaller of two copies out of the same lines
+     * at the same time, on two cores (the direct bcast: the other ranks
+     * read the head of the root's buffer while the root writes its tail):
+     * how far the second copy is from free. Fitted by dpcoll_tune; 0 (the
+     * two copies cost the larger one) where a tune file does not name it */
+    double beta_concurrent;
 } dpc_cost_params_t;
 
 /* Restrictions an algorithm states about its inputs. */

@@ -293,9 +293,12 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
                 from = i;
         }
         if (n != 2 || (!dst && !from) || !(val >= 0) || (dst && val > 1)) {
-            snprintf(err, errlen, "line %d: expected 'alpha|alpha_rndv|alpha_get|alpha_call|beta|"
-                     "gamma[_large|_huge|_memory] = seconds' or "
-                     "'large_bytes|huge_bytes|memory_bytes = bytes'", lineno);
+            char keys[160] = "";
+            for (int k = 0; k < DPC_COST_NFIELDS; k++)
+                snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", k ? "|" : "",
+                         dpc_cost_fields[k].key);
+            snprintf(err, errlen, "line %d: expected '%s[_large|_huge|_memory] = seconds' or "
+                     "'large_bytes|huge_bytes|memory_bytes = bytes'", lineno, keys);
             fclose(f);
             return DPC_ERR_ARG;
         }
@@ -348,8 +351,8 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
             double v = *dpc_cost_field(&t.set[i], k);
             fprintf(f, "%s%s = %.6e   # %s", dpc_cost_fields[k].key, dpc_cost_set_suffix[i], v,
                     dpc_cost_fields[k].what);
-            if (k == 1 || k == 2)   /* per byte: also as a rate */
-                fprintf(f, " (%.3g GB/s)", v > 0 ? 1e-9 / v : 0);
+            if (dpc_cost_fields[k].per_byte && v > 0)   /* also as a rate */
+                fprintf(f, " (%.3g GB/s)", 1e-9 / v);
             fprintf(f, "\n");
         }
     for (int i = 1; i < DPC_COST_SETS; i++)

@@ -3,15 +3,18 @@
 #include <stddef.h>
 
 const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS] = {
-    {"alpha", offsetof(dpc_cost_params_t, alpha), -1, "seconds per message"},
-    {"beta", offsetof(dpc_cost_params_t, beta), -1, "seconds per byte sent"},
-    {"gamma", offsetof(dpc_cost_params_t, gamma), -1, "seconds per byte reduced"},
-    {"alpha_rndv", offsetof(dpc_cost_params_t, alpha_rndv), DPC_COST_RNDV_ALPHAS,
+    {"alpha", offsetof(dpc_cost_params_t, alpha), -1, false, "seconds per message"},
+    {"beta", offsetof(dpc_cost_params_t, beta), -1, true, "seconds per byte sent"},
+    {"gamma", offsetof(dpc_cost_params_t, gamma), -1, true, "seconds per byte reduced"},
+    {"alpha_rndv", offsetof(dpc_cost_params_t, alpha_rndv), DPC_COST_RNDV_ALPHAS, false,
      "seconds per message beyond the mailboxes (rendezvous)"},
-    {"alpha_get", offsetof(dpc_cost_params_t, alpha_get), DPC_COST_GET_ALPHAS,
+    {"alpha_get", offsetof(dpc_cost_params_t, alpha_get), DPC_COST_GET_ALPHAS, false,
      "seconds per one-sided read or write of a peer's memory"},
-    {"alpha_call", offsetof(dpc_cost_params_t, alpha_call), 0,
+    {"alpha_call", offsetof(dpc_cost_params_t, alpha_call), 0, false,
      "seconds per call, whatever the algorithm"},
+    /* (last: the columns of older measurement files keep their places) */
+    {"beta_concurrent", offsetof(dpc_cost_params_t, beta_concurrent), 0, true,
+     "seconds per byte of the smaller of two copies out of the same lines at once"},
 };
 
 dpc_cost_params_t dpc_cost_defaults(void)
@@ -49,11 +52,11 @@ void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent
                 m->from[i]);
         for (int k = 0; k < DPC_COST_NFIELDS; k++) {
             double v = *dpc_cost_field(&c, k);
-            bool per_byte = dpc_cost_fields[k].off == offsetof(dpc_cost_params_t, beta) ||
-                            dpc_cost_fields[k].off == offsetof(dpc_cost_params_t, gamma);
             fprintf(f, "%s %s = %.3g s", k ? "," : "", dpc_cost_fields[k].key, v);
-            if (per_byte)
-                fprintf(f, "/B (%.3g GB/s)", v > 0 ? 1e-9 / v : 0);
+            if (dpc_cost_fields[k].per_byte)
+                fprintf(f, "/B");
+            if (dpc_cost_fields[k].per_byte && v > 0)   /* (0: free, no rate) */
+                fprintf(f, " (%.3g GB/s)", 1e-9 / v);
         }
         fprintf(f, "\n");
     }
@@ -62,15 +65,16 @@ void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent
 dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
-        /* (docs/bench/np2.tune, to 4 digits; np2_tune_fit.txt) */
-        .set = {{.alpha = 2.265e-7, .beta = 1.885e-10, .gamma = 2.684e-10, .alpha_rndv = 2.435e-6,
-                 .alpha_get = 1.032e-6, .alpha_call = 1.833e-7},
-                {.alpha = 4.914e-7, .beta = 3.241e-11, .gamma = 8.479e-11, .alpha_rndv = 2.435e-6,
-                 .alpha_get = 4.743e-7, .alpha_call = 3.939e-7},
-                {.alpha = 0, .beta = 7.918e-11, .gamma = 1.338e-10, .alpha_rndv = 0,
-                 .alpha_get = 4.438e-6, .alpha_call = 0},
-                {.alpha = 0, .beta = 1.230e-10, .gamma = 2.111e-10, .alpha_rndv = 0,
-                 .alpha_get = 1.135e-5, .alpha_call = 0}},
+        /* (docs/bench/np2.tune, to 4 digits; np2_tune_fit.txt: refitted
+         * with dpcoll_tune -r to the session-9 measurements) */
+        .set = {{.alpha = 2.270e-7, .beta = 1.799e-10, .gamma = 2.760e-10, .alpha_rndv = 2.519e-6,
+                 .alpha_get = 1.035e-6, .alpha_call = 1.832e-7, .beta_concurrent = 0},
+                {.alpha = 4.546e-7, .beta = 3.002e-11, .gamma = 8.693e-11, .alpha_rndv = 2.519e-6,
+                 .alpha_get = 4.067e-7, .alpha_call = 4.373e-7, .beta_concurrent = 5.256e-11},
+                {.alpha = 0, .beta = 7.427e-11, .gamma = 1.396e-10, .alpha_rndv = 0,
+                 .alpha_get = 3.828e-6, .alpha_call = 0, .beta_concurrent = 1.877e-11},
+                {.alpha = 0, .beta = 1.163e-10, .gamma = 2.195e-10, .alpha_rndv = 0,
+                 .alpha_get = 1.056e-5, .alpha_call = 0, .beta_concurrent = 0}},
         .from = {0, 4096, 2u << 20, 32u << 20}};
     return m;
 }
@@ -92,11 +96,10 @@ size_t dpc_coll_footprint(const dpc_coll_args_t *a)
 {
     size_t n = dpc_coll_bytes(a), p = a->size > 0 ? (size_t)a->size : 1;
     switch (a->coll) {
-    case DPC_BCAST: return n;
     case DPC_REDUCE_SCATTER_BLOCK: case DPC_REDUCE_SCATTER:
     case DPC_ALLGATHER: case DPC_ALLGATHERV:
         return n + n / p;
-    default: return 2 * n;   /* allreduce, all-to-all */
+    default: return 2 * n;   /* allreduce, all-to-all, bcast */
     }
 }
 

@@ -19,14 +19,15 @@ dpc_cost_params_t dpc_cost_defaults(void);
 /* The constants of a set by name (tune files, agreeing them across ranks):
  * alpha, beta, gamma, then those that, when a file names none of them,
  * are `alphas` times the set's alpha (alpha_rndv, alpha_get; alpha_call
- * 0). */
+ * and beta_concurrent 0). */
 typedef struct dpc_cost_field {
     const char *key;
     size_t off;          /* in dpc_cost_params_t */
     double alphas;       /* < 0: a constant of its own */
+    bool per_byte;       /* seconds per byte (also shown as a rate) */
     const char *what;    /* for the file's comments */
 } dpc_cost_field_t;
-#define DPC_COST_NFIELDS 6
+#define DPC_COST_NFIELDS 7
 extern const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS];
 static inline double *dpc_cost_field(dpc_cost_params_t *c, int i)
 {
@@ -64,15 +65,21 @@ dpc_cost_model_t dpc_cost_model_one_node(void);
 /* The bytes a call moves per rank's buffer (the whole vector). */
 size_t dpc_coll_bytes(const dpc_coll_args_t *a);
 /* The bytes a call's buffers span on a rank, input and output, which picks
- * the set of constants (what the caches hold): an allreduce's or
- * all-to-all's 2n, a bcast's n, a reduce-scatter's or allgather's n + n/p
- * (n = dpc_coll_bytes; the own block at its mean size, and as if not in
- * place, so that it is the same on every rank). Why not the call's bytes:
- * a 1 MiB allreduce (4 MiB across two ranks' buffers) already ran at the
- * speed of the larger sets while a 1 MiB bcast (2 MiB) did not; fitted
- * by the bytes of the call, 290-291 of 336 measurements came within 30%,
- * by these 296-302 (dpcoll_tune on the reference machine, two runs, each
- * fit checked on the other run too). */
+ * the set of constants (what the caches hold): an allreduce's, all-to-all's
+ * or bcast's 2n, a reduce-scatter's or allgather's n + n/p (n =
+ * dpc_coll_bytes; the own block at its mean size, and as if not in place,
+ * so that it is the same on every rank: a bcast's buffer is the root's
+ * input and the others' output). Why not the call's bytes: a 1 MiB
+ * allreduce (4 MiB across two ranks' buffers) already ran at the speed of
+ * the larger sets; fitted by the bytes of the call, 290-291 of 336
+ * measurements came within 30%, by these 296-302 (dpcoll_tune on the
+ * reference machine, two runs, each fit checked on the other run too).
+ * The bcast counted n until beta_concurrent priced its direct algorithm's
+ * second copy; since, 2n fits as well (310 of 336 against 309, dpcoll_tune
+ * -r on the same measurements) and puts a 1 MiB bcast, which no longer
+ * fits in the root's L2, with the larger calls (its one-core copies ran at
+ * 17 GB/s there, 28 GB/s at 512 KiB), so that the direct bcast is the
+ * model's choice from there up, as measured. */
 size_t dpc_coll_footprint(const dpc_coll_args_t *a);
 const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_coll_args_t *a);
 /* Predicted time of one algorithm under one set of constants: its formula

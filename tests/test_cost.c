@@ -138,13 +138,13 @@ START_TEST(test_tune_file)
     close(fd);
     dpc_cost_model_t w = {
         .set[0] = {.alpha = 1.25e-6, .beta = 8.5e-11, .gamma = 4e-11, .alpha_rndv = 3.5e-6,
-                  .alpha_get = 1.5e-6, .alpha_call = 2.5e-7},
+                  .alpha_get = 1.5e-6, .alpha_call = 2.5e-7, .beta_concurrent = 6.5e-11},
         .set[1] = {.alpha = 9e-6, .beta = 1.5e-10, .gamma = 6e-11, .alpha_rndv = 2.25e-5,
                   .alpha_get = 4.5e-6, .alpha_call = 5e-7},
         .set[2] = {.alpha = 2e-5, .beta = 3.5e-10, .gamma = 1.25e-10, .alpha_rndv = 7.5e-5,
                   .alpha_get = 8.5e-6, .alpha_call = 0},
         .set[3] = {.alpha = 3e-5, .beta = 7.5e-10, .gamma = 2.5e-10, .alpha_rndv = 9.5e-5,
-                  .alpha_get = 1.5e-5, .alpha_call = 1e-7},
+                  .alpha_get = 1.5e-5, .alpha_call = 1e-7, .beta_concurrent = 1.25e-11},
         .from[1] = 65536, .from[2] = 4u << 20, .from[3] = 32u << 20}, r;
     ck_assert_int_eq(dpc_tune_write(path, &w, "test"), DPC_OK);
     char err[200];
@@ -160,6 +160,8 @@ START_TEST(test_tune_file)
               fabs(r.set[1].alpha_call - 5e-7) < 1e-13 && r.set[2].alpha_call == 0);
     ck_assert(r.from[3] == 32u << 20 && fabs(r.set[3].beta - 7.5e-10) < 1e-17 &&
               fabs(r.set[3].alpha_get - 1.5e-5) < 1e-12 && fabs(r.set[3].alpha_call - 1e-7) < 1e-13);
+    ck_assert(fabs(r.set[0].beta_concurrent - 6.5e-11) < 1e-17 && r.set[1].beta_concurrent == 0 &&
+              fabs(r.set[3].beta_concurrent - 1.25e-11) < 1e-17);
     /* the regime follows the bytes the call's buffers span: an allreduce's
      * input and output, 2n (thresholds 64 KiB, 4 MiB, 32 MiB) */
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 8191};
@@ -172,11 +174,12 @@ START_TEST(test_tune_file)
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[2]);
     a.count = (16u << 20) / sizeof(float);
     ck_assert_ptr_eq(dpc_cost_regime(&r, &a), &r.set[3]);
-    /* a bcast's one buffer n; an allgather's output n and own block n/p */
-    dpc_coll_args_t bc = {.coll = DPC_BCAST, .size = 4, .dtype = DPC_BYTE, .count = 65535};
-    ck_assert_uint_eq(dpc_coll_footprint(&bc), 65535);
+    /* a bcast's buffer as the root's input and the others' output, 2n; an
+     * allgather's output n and own block n/p */
+    dpc_coll_args_t bc = {.coll = DPC_BCAST, .size = 4, .dtype = DPC_BYTE, .count = 32767};
+    ck_assert_uint_eq(dpc_coll_footprint(&bc), 65534);
     ck_assert_ptr_eq(dpc_cost_regime(&r, &bc), &r.set[0]);
-    bc.count = 65536;
+    bc.count = 32768;
     ck_assert_ptr_eq(dpc_cost_regime(&r, &bc), &r.set[1]);
     dpc_coll_args_t g = {.coll = DPC_ALLGATHER, .size = 4, .dtype = DPC_BYTE, .count = 1000};
     ck_assert_uint_eq(dpc_coll_footprint(&g), 4000 + 1000);
@@ -206,6 +209,8 @@ START_TEST(test_tune_file)
               fabs(r.set[1].alpha_get - DPC_COST_GET_ALPHAS * 2e-6) < 1e-15 &&
               fabs(r.set[2].alpha_get - DPC_COST_GET_ALPHAS * 4e-6) < 1e-15);
     ck_assert(r.set[0].alpha_call == 0 && r.set[1].alpha_call == 0 && r.set[2].alpha_call == 0);
+    /* ... nor a second concurrent copy (the direct bcast as it was priced) */
+    ck_assert(r.set[0].beta_concurrent == 0 && r.set[2].beta_concurrent == 0);
     /* ... and one with alpha_rndv alone: the other sets take it */
     f = fopen(path, "w");
     fprintf(f, "alpha = 1e-6\nalpha_rndv = 3e-6\n");
@@ -231,13 +236,44 @@ START_TEST(test_tune_file)
     fprintf(f, "alpha = 1e-6\ndelta = 3\n");
     fclose(f);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_ERR_ARG);
-    ck_assert_msg(strstr(err, "line 2") != NULL, "%s", err);
+    ck_assert_msg(strstr(err, "line 2") != NULL && strstr(err, "beta_concurrent") != NULL, "%s",
+                  err);
     f = fopen(path, "w");
     fprintf(f, "alpha = -1\n");
     fclose(f);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_ERR_ARG);
     unlink(path);
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_ERR_ARG);
+}
+END_TEST
+
+START_TEST(test_bcast_direct_prices_the_second_copy)
+{
+    /* 2 ranks, 1 MiB: the root writes the tail (512 KiB), the other reads
+     * the head (512 KiB) at once; one message each way for the buffers'
+     * descriptors and one for "done", one one-sided copy:
+     *   2 alpha + alpha_get + 512 Ki beta + 512 Ki beta_concurrent */
+    const dpc_algo_t *direct = dpc_algo_find(DPC_BCAST, "direct");
+    dpc_coll_args_t a = {.coll = DPC_BCAST, .size = 2, .dtype = DPC_BYTE, .count = 1u << 20,
+                         .one_sided = true};
+    dpc_cost_params_t c = {.alpha = 1e-6, .beta = 1e-10, .alpha_get = 3e-6};
+    double fixed = 2 * 1e-6 + 3e-6, half = 524288;
+    ck_assert_double_eq_tol(direct->cost(&a, &c), fixed + half * 1e-10, 1e-12);
+    c.beta_concurrent = 4e-11;
+    ck_assert_double_eq_tol(direct->cost(&a, &c), fixed + half * 1e-10 + half * 4e-11, 1e-12);
+    /* 4 ranks, 1 MiB: the root writes 256 KiB into each of 3 (768 KiB),
+     * each other rank reads the other 768 KiB: equal, one at each rate */
+    a.size = 4;
+    ck_assert_double_eq_tol(direct->cost(&a, &c), 3 * fixed + 786432 * (1e-10 + 4e-11), 1e-12);
+    /* when the second copy costs what the first does, a tree's one copy of
+     * everything (the binomial bcast at 2 ranks, one rendezvous message)
+     * is the cheaper: the split is worth it only where the copies overlap */
+    a.size = 2;
+    c.beta_concurrent = c.beta;
+    c.alpha_rndv = 5e-6;
+    ck_assert_ptr_eq(dpc_cost_select(&a, &c), dpc_algo_find(DPC_BCAST, "binomial"));
+    c.beta_concurrent = 0;
+    ck_assert_ptr_eq(dpc_cost_select(&a, &c), direct);
 }
 END_TEST
 
@@ -251,6 +287,7 @@ int main(void)
     tcase_add_test(tc, test_ties_go_to_the_first);
     tcase_add_test(tc, test_every_algorithm_has_a_model);
     tcase_add_test(tc, test_tune_file);
+    tcase_add_test(tc, test_bcast_direct_prices_the_second_copy);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

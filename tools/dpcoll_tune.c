@@ -210,54 +210,10 @@ static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, dpc_cost_
     return best;
 }
 
-int main(int argc, char **argv)
+/* the model fitted to the measurements: up to four sets, split where
+ * they fit best; returns how many sets */
+static int fit_model(const point_t *pt, int n, size_t maxb, dpc_cost_model_t *model)
 {
-    MPI_Init(&argc, &argv);
-    int rank, p;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    const char *out_path = argc > 1 ? argv[1] : "dpcoll.tune";
-    const char *points_path = argc > 2 ? argv[2] : NULL;   /* the measurements, as CSV */
-    dpc_config_t cfg;
-    char err[256];
-    dpc_config_defaults(&cfg);
-    if (dpc_config_read(&cfg, err, sizeof(err)) != DPC_OK)
-        dpc_config_defaults(&cfg);   /* (MPI_Init has said what is wrong) */
-    long long pm = (long long)dpc_config_push_max(&cfg);
-    PMPI_Bcast(&pm, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    push_max = (size_t)pm;
-    size_t maxb = 64u << 20;
-    float *in = malloc(maxb + 64), *out = malloc(maxb * (size_t)p + 64);
-    for (size_t i = 0; i < maxb / sizeof(float); i++)
-        in[i] = (float)(i % 7);
-    memset(out, 0, maxb * (size_t)p + 64);
-    static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST};
-    enum { MAXPT = 512 };
-    point_t *pt = calloc(MAXPT, sizeof(point_t));
-    int n = 0;
-    for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
-        for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
-            if ((*al)->coll != colls[ci])
-                continue;
-            dpcoll_set_algorithm(dpc_coll_name(colls[ci]), (*al)->name);
-            /* every power of two (the sizes dpcoll_bench -f 2 checks the model at) */
-            for (size_t bytes = 8; bytes <= maxb && n < MAXPT; bytes *= 2) {
-                dpc_coll_args_t a = args_for(colls[ci], p, bytes);
-                int reps = bytes >= (1u << 20) ? 9 : bytes >= (32u << 10) ? 51 : 201;
-                pt[n].al = *al;
-                pt[n].bytes = bytes;
-                pt[n].cb = dpc_coll_footprint(&a);   /* what picks the set */
-                pt[n].t = time_call(colls[ci], &a, in, out, reps);
-                for (int j = 0; j < NCONST; j++) {
-                    double unit[NCONST] = {0};
-                    unit[j] = 1;
-                    dpc_cost_params_t u = params_of(unit);
-                    pt[n].k[j] = dpc_cost_of(*al, &a, &u);
-                }
-                n++;
-            }
-            dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
-        }
     /* one set of constants, or two, three or four, split at the thresholds
      * that fit best (small messages; data in a core's cache; in the shared
      * cache; from memory), among the powers of two from 2 KiB to 64 MiB of
@@ -318,6 +274,207 @@ int main(int argc, char **argv)
         for (int i = 0; i < ncut; i++)
             if (ncut > 1 && !identified(pt, n, bound[cut[i]], bound[cut[i + 1]], rndv_index()))
                 m.set[i].alpha_rndv = m.set[i + 1 < ncut ? i + 1 : i - 1].alpha_rndv;
+    *model = m;
+    return ncut;
+}
+
+/* the model's coefficient of each constant, and the bytes that pick its
+ * set, for one call: its algorithm's own formula at unit constants */
+static void coefficients(point_t *pt, dpc_coll_t coll, int p)
+{
+    dpc_coll_args_t a = args_for(coll, p, pt->bytes);
+    pt->cb = dpc_coll_footprint(&a);
+    for (int j = 0; j < NCONST; j++) {
+        double unit[NCONST] = {0};
+        unit[j] = 1;
+        dpc_cost_params_t u = params_of(unit);
+        pt->k[j] = dpc_cost_of(pt->al, &a, &u);
+    }
+}
+
+static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST};
+enum { MAXPT = 512 };
+
+/* times every algorithm of colls at every power of two up to maxb */
+static int measure_all(point_t *pt, int p, size_t maxb)
+{
+    float *in = malloc(maxb + 64), *out = malloc(maxb * (size_t)p + 64);
+    for (size_t i = 0; i < maxb / sizeof(float); i++)
+        in[i] = (float)(i % 7);
+    memset(out, 0, maxb * (size_t)p + 64);
+    int n = 0;
+    for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
+        for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
+            if ((*al)->coll != colls[ci])
+                continue;
+            dpcoll_set_algorithm(dpc_coll_name(colls[ci]), (*al)->name);
+            /* every power of two (the sizes dpcoll_bench -f 2 checks the model at) */
+            for (size_t bytes = 8; bytes <= maxb && n < MAXPT; bytes *= 2) {
+                dpc_coll_args_t a = args_for(colls[ci], p, bytes);
+                int reps = bytes >= (1u << 20) ? 9 : bytes >= (32u << 10) ? 51 : 201;
+                pt[n].al = *al;
+                pt[n].bytes = bytes;
+                pt[n].t = time_call(colls[ci], &a, in, out, reps);
+                coefficients(&pt[n], colls[ci], p);
+                n++;
+            }
+            dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
+        }
+    free(in);
+    free(out);
+    return n;
+}
+
+/* -r: the measurements of an earlier run (a points file this tool wrote),
+ * their coefficients computed again from the model as it is now, so that a
+ * change of formula is fitted to the same measurements; p is the file's
+ * ranks column, or `ranks` where it has none. Returns the points, or -1
+ * with a message. */
+static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    if (!f || !fgets(line, sizeof(line), f)) {
+        fprintf(stderr, "dpcoll_tune: cannot read %s\n", path);
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    /* the header names the columns: the ones needed, and the file's own
+     * coefficients, to say whether the model has changed since */
+    enum { COLL, RANKS, ALGO, BYTES, SECONDS, NCOL };
+    static const char *want[NCOL] = {"collective", "ranks", "algorithm", "bytes", "seconds"};
+    int col[NCOL] = {-1, -1, -1, -1, -1}, kcol[NCONST], ncols = 0;
+    for (int j = 0; j < NCONST; j++)
+        kcol[j] = -1;
+    for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), ncols++) {
+        for (int c = 0; c < NCOL; c++)
+            if (!strcmp(tok, want[c]))
+                col[c] = ncols;
+        for (int j = 0; j < NCONST; j++)
+            if (!strncmp(tok, "k_", 2) && !strcmp(tok + 2, dpc_cost_fields[j].key))
+                kcol[j] = ncols;
+    }
+    if (col[COLL] < 0 || col[ALGO] < 0 || col[BYTES] < 0 || col[SECONDS] < 0 ||
+        (col[RANKS] < 0 && ranks < 1)) {
+        fprintf(stderr, "dpcoll_tune: %s: needs columns collective, algorithm, bytes and seconds%s\n",
+                path, col[RANKS] < 0 ? ", and ranks (or -p P)" : "");
+        fclose(f);
+        return -1;
+    }
+    int n = 0, lineno = 1, changed = 0, p = ranks;
+    while (fgets(line, sizeof(line), f) && n < MAXPT) {
+        char *field[64] = {0};
+        int nf = 0;
+        lineno++;
+        for (char *tok = strtok(line, ",\n"); tok && nf < 64; tok = strtok(NULL, ",\n"))
+            field[nf++] = tok;
+        if (nf < ncols)
+            continue;   /* (blank) */
+        int coll = dpc_coll_from_name(field[col[COLL]]);
+        const dpc_algo_t *al = coll < 0 ? NULL : dpc_algo_find((dpc_coll_t)coll, field[col[ALGO]]);
+        if (col[RANKS] >= 0)
+            p = atoi(field[col[RANKS]]);
+        if (!al || p < 1) {
+            fprintf(stderr, "dpcoll_tune: %s line %d: unknown collective or algorithm '%s %s', or "
+                    "bad ranks\n", path, lineno, field[col[COLL]], field[col[ALGO]]);
+            fclose(f);
+            return -1;
+        }
+        pt[n].al = al;
+        pt[n].bytes = strtoull(field[col[BYTES]], NULL, 10);
+        pt[n].t = strtod(field[col[SECONDS]], NULL);
+        coefficients(&pt[n], (dpc_coll_t)coll, p);
+        bool differs = false;
+        for (int j = 0; j < NCONST; j++) {   /* (a constant the file lacks: newer) */
+            double was = kcol[j] >= 0 ? strtod(field[kcol[j]], NULL) : 0;
+            differs |= fabs(was - pt[n].k[j]) > 1e-6 * (fabs(was) + 1);
+        }
+        changed += differs;
+        n++;
+    }
+    fclose(f);
+    bool any_k = false;
+    for (int j = 0; j < NCONST; j++)
+        any_k |= kcol[j] >= 0;
+    printf("read %d measurements on %d ranks from %s", n, p, path);
+    if (any_k)   /* (a file this tool wrote: its coefficients say how the model priced them) */
+        printf("; the model prices %d of them otherwise than when they were written", changed);
+    printf("\n");
+    *p_out = p;
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    const char *refit = NULL, *model_path = NULL;
+    int ranks = 0, argi = 1;
+    for (; argi < argc && argv[argi][0] == '-'; argi++) {
+        if (!strcmp(argv[argi], "-r") && argi + 1 < argc)
+            refit = argv[++argi];
+        else if (!strcmp(argv[argi], "-p") && argi + 1 < argc)
+            ranks = atoi(argv[++argi]);
+        else if (!strcmp(argv[argi], "-m") && argi + 1 < argc)
+            model_path = argv[++argi];
+        else {
+            if (rank == 0)
+                fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [file [points.csv]]\n"
+                                "       dpcoll_tune -r measured.csv [-p P] [file [points.csv]]\n"
+                                "       dpcoll_tune -r measured.csv [-p P] -m model.tune\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (model_path && !refit) {
+        if (rank == 0)
+            fprintf(stderr, "dpcoll_tune: -m checks a model against measurements read with -r\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const char *out_path = argi < argc ? argv[argi] : "dpcoll.tune";
+    const char *points_path = argi + 1 < argc ? argv[argi + 1] : NULL;   /* the measurements, as CSV */
+    dpc_config_t cfg;
+    char err[256];
+    dpc_config_defaults(&cfg);
+    if (dpc_config_read(&cfg, err, sizeof(err)) != DPC_OK)
+        dpc_config_defaults(&cfg);   /* (MPI_Init has said what is wrong) */
+    long long pm = (long long)dpc_config_push_max(&cfg);
+    PMPI_Bcast(&pm, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    push_max = (size_t)pm;
+    size_t maxb = 64u << 20;
+    point_t *pt = calloc(MAXPT, sizeof(point_t));
+    int n;
+    if (refit) {
+        n = rank == 0 ? read_points(refit, ranks, pt, &p) : 0;
+        MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (n < 0) {
+            free(pt);
+            MPI_Finalize();
+            return 1;
+        }
+        for (int i = 0; i < n; i++)
+            maxb = pt[i].bytes > maxb ? pt[i].bytes : maxb;
+    } else {
+        n = measure_all(pt, p, maxb);
+    }
+    dpc_cost_model_t m = {.from = {0}};
+    int ncut;
+    if (model_path) {   /* -m: a model to check, not one to fit */
+        if (dpc_tune_read(model_path, &m, err, sizeof(err)) != DPC_OK) {
+            if (rank == 0)
+                fprintf(stderr, "dpcoll_tune: %s: %s\n", model_path, err);
+            free(pt);
+            MPI_Finalize();
+            return 1;
+        }
+        ncut = dpc_cost_nsets(&m);
+    } else {
+        ncut = fit_model(pt, n, maxb, &m);
+    }
     if (rank == 0) {
         int within = 0;
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
@@ -334,21 +491,25 @@ int main(int argc, char **argv)
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
                    pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred * 1e6, e * 100);
         }
-        char comment[160];
-        snprintf(comment, sizeof(comment), "fitted by dpcoll_tune on %d ranks; %d of %d measurements "
-                 "within 30%% of the model", p, within, n);
+        char comment[400];
+        snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s on %d ranks; %d of %d "
+                 "measurements within 30%% of the model", refit ? " -r " : "", refit ? refit : "", p,
+                 within, n);
         printf("\n");
         dpc_cost_model_print(stdout, &m, "");
-        printf("%d of %d measurements within 30%% of the model\n", within, n);
+        printf("%d of %d measurements within 30%% of the model%s%s\n", within, n,
+               model_path ? " in " : "", model_path ? model_path : "");
+        if (model_path)
+            points_path = out_path = NULL;   /* (checked, not fitted: nothing to write) */
         FILE *pf = points_path ? fopen(points_path, "w") : NULL;
         if (pf) {   /* every measurement and its coefficients, to fit otherwise */
-            fprintf(pf, "collective,algorithm,bytes,buffer_bytes,seconds");
+            fprintf(pf, "collective,ranks,algorithm,bytes,buffer_bytes,seconds");
             for (int j = 0; j < NCONST; j++)
                 fprintf(pf, ",k_%s", dpc_cost_fields[j].key);
             fprintf(pf, "\n");
             for (int i = 0; i < n; i++) {
-                fprintf(pf, "%s,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), pt[i].al->name,
-                        pt[i].bytes, pt[i].cb, pt[i].t);
+                fprintf(pf, "%s,%d,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), p,
+                        pt[i].al->name, pt[i].bytes, pt[i].cb, pt[i].t);
                 for (int j = 0; j < NCONST; j++)
                     fprintf(pf, ",%.9e", pt[i].k[j]);
                 fprintf(pf, "\n");
@@ -358,14 +519,12 @@ int main(int argc, char **argv)
         } else if (points_path) {
             printf("could not write %s\n", points_path);
         }
-        if (dpc_tune_write(out_path, &m, comment) == DPC_OK)
+        if (out_path && dpc_tune_write(out_path, &m, comment) == DPC_OK)
             printf("wrote %s: use it with DPCOLL_TUNE_FILE=%s\n", out_path, out_path);
-        else
+        else if (out_path)
             printf("could not write %s\n", out_path);
     }
     free(pt);
-    free(in);
-    free(out);
     MPI_Finalize();
     return 0;
 }

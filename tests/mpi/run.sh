@@ -224,6 +224,34 @@ out=$(DPCOLL_TUNE_FILE="$tune" LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1); rc=$?
 check "a bad tune file is an error naming the line" \
     sh -c 'test $2 -ne 0 && echo "$1" | grep -q "line 1"' _ "$out" $rc
 rm -f "$tune"
+# dpcoll_tune -r/-m on measurements made up from closed form: a 2-rank
+# direct bcast of n bytes with these constants takes 2 alpha + alpha_get +
+# alpha_call + n/2 (beta + beta_concurrent) = 4.5 us + n 0.1 ns (the root
+# writes one half while the other rank reads the other)
+tool="$top_builddir/tools/dpcoll_tune"
+dir=$(mktemp -d)
+printf 'alpha = 1e-6\nalpha_get = 2e-6\nalpha_call = 5e-7\nbeta = 1e-10\nbeta_concurrent = 1e-10\ngamma = 1e-10\n' \
+    > "$dir/known.tune"
+sed 's/^beta_concurrent.*/beta_concurrent = 0/' "$dir/known.tune" > "$dir/free.tune"
+{ echo "collective,ranks,algorithm,bytes,seconds"
+  for n in 262144 524288 1048576 2097152 4194304; do
+      echo "bcast,2,direct,$n,$(awk -v n=$n 'BEGIN { printf "%.9e", 4.5e-6 + n * 1e-10 }')"
+  done; } > "$dir/points.csv"
+out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/known.tune" 2>&1)
+check "dpcoll_tune -r -m: the model with the constants the times were made from predicts all of them" \
+    sh -c 'echo "$1" | grep -q "^5 of 5 measurements within 30% of the model in"' _ "$out"
+out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/free.tune" 2>&1)
+check "... and with the second copy free (beta_concurrent 0: 40-50% short) none of them" \
+    sh -c 'echo "$1" | grep -q "^0 of 5 measurements within 30% of the model in"' _ "$out"
+out=$(mpi 1 "$tool" -r "$dir/points.csv" "$dir/fitted.tune" 2>&1)
+check "dpcoll_tune -r fits them: its file predicts them all again" \
+    sh -c 'test -s "$2/fitted.tune" && "$3" -r "$2/points.csv" -m "$2/fitted.tune" |
+           grep -q "^5 of 5 measurements within 30%"' _ "$out" "$dir" "$tool"
+echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
+out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
+check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \
+    sh -c 'test $2 -ne 0 && echo "$1" | grep -q "ranks (or -p P)"' _ "$out" $rc
+rm -rf "$dir"
 echo "$(( checks ? (checks - failures) * 100 / checks : 100 ))%: Checks: $checks, Failures: $failures, Errors: 0"
 [ $failures = 0 ] || fail=1
 exit $fail
