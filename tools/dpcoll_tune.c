@@ -212,7 +212,7 @@ static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, dpc_cost_
 
 /* the model fitted to the measurements: up to four sets, split where
  * they fit best; returns how many sets */
-static int fit_model(const point_t *pt, int n, size_t maxb, dpc_cost_model_t *model)
+static int fit_model(const point_t *pt, int n, dpc_cost_model_t *model)
 {
     /* one set of constants, or two, three or four, split at the thresholds
      * that fit best (small messages; data in a core's cache; in the shared
@@ -232,11 +232,11 @@ static int fit_model(const point_t *pt, int n, size_t maxb, dpc_cost_model_t *mo
     for (int i = 0; i < nb; i++)
         for (int j = i + 1; j < nb; j++) {
             int sizes = 0;   /* distinct sizes of call whose buffers span [bound i, bound j) */
-            for (size_t b = 8; b <= maxb; b *= 2) {
-                bool seen = false;
-                for (int k = 0; k < n && !seen; k++)
-                    seen = pt[k].bytes == b && pt[k].cb >= bound[i] && pt[k].cb < bound[j];
-                sizes += seen;
+            for (int k = 0; k < n; k++) {
+                bool in = pt[k].cb >= bound[i] && pt[k].cb < bound[j], again = false;
+                for (int e = 0; e < k && in && !again; e++)
+                    again = pt[e].bytes == pt[k].bytes && pt[e].cb >= bound[i] && pt[e].cb < bound[j];
+                sizes += in && !again;
             }
             res[i][j] = sizes >= MIN_SIZES ? best_fit(pt, n, bound[i], bound[j], &par[i][j])
                                            : INFINITY;
@@ -363,14 +363,20 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
         return -1;
     }
     int n = 0, lineno = 1, changed = 0, p = ranks;
-    while (fgets(line, sizeof(line), f) && n < MAXPT) {
+    while (fgets(line, sizeof(line), f)) {
         char *field[64] = {0};
         int nf = 0;
         lineno++;
         for (char *tok = strtok(line, ",\n"); tok && nf < 64; tok = strtok(NULL, ",\n"))
             field[nf++] = tok;
-        if (nf < ncols)
+        if (nf == 0)
             continue;   /* (blank) */
+        if (nf < ncols || n == MAXPT) {
+            fprintf(stderr, "dpcoll_tune: %s line %d: %s\n", path, lineno,
+                    n == MAXPT ? "more measurements than the tool takes (512)" : "too few columns");
+            fclose(f);
+            return -1;
+        }
         int coll = dpc_coll_from_name(field[col[COLL]]);
         const dpc_algo_t *al = coll < 0 ? NULL : dpc_algo_find((dpc_coll_t)coll, field[col[ALGO]]);
         if (col[RANKS] >= 0)
@@ -384,6 +390,12 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
         pt[n].al = al;
         pt[n].bytes = strtoull(field[col[BYTES]], NULL, 10);
         pt[n].t = strtod(field[col[SECONDS]], NULL);
+        if (pt[n].bytes == 0 || !(pt[n].t > 0) || !isfinite(pt[n].t)) {
+            fprintf(stderr, "dpcoll_tune: %s line %d: bytes and seconds must be positive\n", path,
+                    lineno);
+            fclose(f);
+            return -1;
+        }
         coefficients(&pt[n], (dpc_coll_t)coll, p);
         bool differs = false;
         for (int j = 0; j < NCONST; j++) {   /* (a constant the file lacks: newer) */
@@ -456,8 +468,6 @@ int main(int argc, char **argv)
             MPI_Finalize();
             return 1;
         }
-        for (int i = 0; i < n; i++)
-            maxb = pt[i].bytes > maxb ? pt[i].bytes : maxb;
     } else {
         n = measure_all(pt, p, maxb);
     }
@@ -473,7 +483,7 @@ int main(int argc, char **argv)
         }
         ncut = dpc_cost_nsets(&m);
     } else {
-        ncut = fit_model(pt, n, maxb, &m);
+        ncut = fit_model(pt, n, &m);
     }
     if (rank == 0) {
         int within = 0;
