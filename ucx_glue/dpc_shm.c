@@ -67,6 +67,24 @@ static bool small_segments(const dpc_shm_t *s)
     return (size_t)s->nprocs * s->ring_bytes <= SEG_BUDGET;
 }
 
+/* Writes to every page of [p, p + len) once, changing nothing: an atomic
+ * add of zero, which keeps whatever a peer writes there meanwhile. Mapping
+ * the pages is not enough: on a VM (this project's 2-core machines) the
+ * first write to each page of a mapping costs about 4 us even after
+ * MAP_POPULATE or MADV_POPULATE_WRITE (no page fault the guest sees: the
+ * hypervisor's), so a ring's first lap ran at about 2 ns a byte, 40 times
+ * its speed once warm (a 2 KiB bcast at 2 ranks: 4.3-5.3 us a call for its
+ * first 200 calls, 0.2-0.4 after; collectives_tour showed it as 0.27x
+ * MPICH). One write per page takes that cost at setup instead: about
+ * 0.5 ms per 512 KiB ring. */
+static void touch_pages(char *p, size_t len)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p & ~(pg - 1), hi = (uintptr_t)p + len;
+    for (uintptr_t a = lo; a < hi; a += pg)
+        __atomic_fetch_add((uint64_t *)a, 0, __ATOMIC_RELAXED);
+}
+
 static size_t ring_stride(const dpc_shm_t *s)
 {
     return sizeof(ring_ctl_t) + s->ring_bytes;
@@ -141,6 +159,8 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
         return DPC_ERR_TRANSPORT;
     }
     s->segs[me] = p;
+    if (small_segments(s))
+        touch_pages(p, s->seg_bytes);
     /* (a fresh file reads as zeros: every ring empty, nobody asleep) */
     hdr(s, me)->nprocs = (uint32_t)nprocs;
     hdr(s, me)->ring_bytes = s->ring_bytes;
@@ -149,27 +169,18 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
     return DPC_OK;
 }
 
-/* Our ring in process `owner`'s segment, its pages mapped now rather than
- * at the first lap: a fresh 512 KiB ring costs 128 page faults on each
- * side, and a 2-rank allreduce of 4 KiB measured 5 us a call (against 1.3
- * once warm) for its first 30-odd calls. (The owner's side: MAP_POPULATE
- * at create.) Only where a segment is within SEG_BUDGET: then the memory
- * made resident is at most SEG_BUDGET per process (its own segment, whose
- * rings its peers write into). A kernel without MADV_POPULATE_WRITE (before
- * Linux 5.14) faults the pages in as it goes. */
+/* Our ring in process `owner`'s segment, its pages mapped and written once
+ * now rather than at the first lap (touch_pages; a fresh 512 KiB ring also
+ * costs 128 page faults a side where the kernel has not mapped it: a 2-rank
+ * allreduce of 4 KiB measured 5 us a call, against 1.3 once warm, for its
+ * first 30-odd calls). The owner's side: its whole segment at create. Only
+ * where a segment is within SEG_BUDGET: then the memory made resident is
+ * at most SEG_BUDGET per process (its own segment, whose rings its peers
+ * write into). */
 static void prefault(const dpc_shm_t *s, int owner)
 {
-#ifdef MADV_POPULATE_WRITE
-    if (!small_segments(s))
-        return;
-    char *r = (char *)ring(s, owner, s->me);
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)r & ~(pg - 1);
-    uintptr_t hi = ((uintptr_t)r + ring_stride(s) + pg - 1) & ~(pg - 1);
-    (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-#else
-    (void)s;
-    (void)owner;
-#endif
+    if (small_segments(s))
+        touch_pages((char *)ring(s, owner, s->me), ring_stride(s));
 }
 
 dpc_status_t dpc_shm_attach(dpc_shm_t *s, char *err, size_t errlen)
