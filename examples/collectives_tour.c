@@ -60,9 +60,11 @@ int main(int argc, char **argv)
     int max_bytes = argc > 1 ? atoi(argv[1]) : 16 << 20;
     int reps = argc > 2 ? atoi(argv[2]) : 20;
     if (rank == 0)
-        printf("%d ranks; MPI_<coll> runs on %s\n\n%-22s %10s %-20s %12s %12s %8s %6s\n", size,
+        printf("%d ranks; MPI_<coll> runs on %s\ntimes: medians of %d calls of each (a quarter of "
+               "that from 4 MiB), the two interleaved call by call, slowest rank\n\n"
+               "%-22s %10s %-20s %12s %12s %8s %6s\n", size,
                active && active() ? "libdpcoll (PMPI_<coll> is MPICH's own)" : "the MPI library itself",
-               "collective", "bytes", "algorithm", "ours us", "native us", "speedup", "same");
+               reps, "collective", "bytes", "algorithm", "ours us", "native us", "speedup", "same");
     size_t cap = (size_t)max_bytes / sizeof(float) * (size_t)size + 16;
     float *in = malloc(sizeof(float) * cap), *o1 = malloc(sizeof(float) * cap),
           *o2 = malloc(sizeof(float) * cap);
