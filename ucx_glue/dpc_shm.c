@@ -150,6 +150,11 @@ dpc_status_t dpc_shm_create(const char *prefix, int nprocs, int me, dpc_shm_t **
         return DPC_ERR_TRANSPORT;
     }
     s->linked = true;
+    /* (MAP_POPULATE and then touch_pages both: the first maps every page in
+     * one system call, where the second alone would take a page fault per
+     * page; the second pays what the first leaves, the first write. A
+     * 1 MiB segment on the session-16 VM: 0.3 ms mapping + 1.3-1.4 ms
+     * writing, against 3.2 ms writing with 256 faults) */
     void *p = mmap(NULL, s->seg_bytes, PROT_READ | PROT_WRITE,
                    MAP_SHARED | (small_segments(s) ? MAP_POPULATE : 0), fd, 0);
     close(fd);
