@@ -76,7 +76,7 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
          * state most runs were in (docs/bench/README.md, session 16). The
          * session-9 machine's constants, fitted with the buffers left
          * alone, chose the binomial bcast at 128-512 KiB, which programs
-         * saw at 0.71-0.85x MPICH here; these choose the direct one.) */
+         * saw at 0.65-0.85x MPICH here; these choose the direct one.) */
         .set = {{.alpha = 6.072e-7, .beta = 1.525e-10, .gamma = 6.017e-10, .alpha_rndv = 7.879e-6,
                  .alpha_get = 3.413e-6, .alpha_call = 6.359e-8, .beta_concurrent = 4.378e-10},
                 {.alpha = 8.104e-7, .beta = 4.664e-11, .gamma = 1.251e-10, .alpha_rndv = 7.879e-6,

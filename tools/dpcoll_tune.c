@@ -72,7 +72,7 @@ static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
  * of 128-512 KiB measured 6.0-18.6 us against the direct one's 7.7-21.4 on
  * the session-9 machine (so the model fitted to it chose binomial), while
  * with the consumers reading their output it took 16-65 us against
- * direct's 12-35 on the session-16 one, 0.71-0.85x MPICH. */
+ * direct's 12-35 on the session-16 one, 0.65-0.85x MPICH. */
 static int touch_buffers = 1;
 static volatile char touch_sink;
 
