@@ -104,25 +104,18 @@ static void refill(int c, bufs_t *b, size_t count, float *out)
  * in its own cache: that favours writing into peers over reading from them,
  * which a program that reads its results does not see. */
 static int touch;
-static volatile float touch_sink;
 static size_t out_elems(int c, size_t count);
 static void produce(int c, bufs_t *b, size_t count)
 {
     /* every line of the input written (with the value it holds: the
      * results stay checkable); a bcast's root refills (refill) */
     size_t n = c == C_RS || c == C_ALLTOALL ? count * (size_t)size : count;
-    volatile float *v = b->in;
     if (c != C_BCAST)
-        for (size_t i = 0; i < n; i += 16)
-            v[i] = v[i];
+        touch_write_lines(b->in, n * sizeof(float));
 }
 static void consume(int c, const float *out, size_t count)
 {
-    float s = 0;
-    size_t n = out_elems(c, count);
-    for (size_t i = 0; i < n; i += 16)   /* every line of the output read */
-        s += out[i];
-    touch_sink = s;
+    touch_read_lines(out, out_elems(c, count) * sizeof(float));
 }
 
 static size_t out_elems(int c, size_t count)

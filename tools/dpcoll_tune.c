@@ -74,23 +74,6 @@ static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
  * with the consumers reading their output it took 16-65 us against
  * direct's 12-35 on the session-16 one, 0.65-0.85x MPICH. */
 static int touch_buffers = 1;
-static volatile char touch_sink;
-
-static void write_lines(void *buf, size_t bytes)
-{
-    volatile char *v = buf;
-    for (size_t i = 0; i < bytes; i += 64)
-        v[i] = v[i];
-}
-
-static void read_lines(const void *buf, size_t bytes)
-{
-    const volatile char *v = buf;
-    char s = 0;
-    for (size_t i = 0; i < bytes; i += 64)
-        s ^= v[i];
-    touch_sink = s;
-}
 
 /* a call's input and output bytes on each rank (args_for's calls) */
 static size_t in_bytes(dpc_coll_t coll, const dpc_coll_args_t *a)
@@ -120,7 +103,7 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
         if (coll == DPC_BCAST && rank == 0)
             memcpy(out, in, (size_t)n);
         else if (coll != DPC_BCAST && touch_buffers)
-            write_lines(in, in_bytes(coll, a));
+            touch_write_lines(in, in_bytes(coll, a));
         MPI_Allreduce(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         switch (coll) {
@@ -134,7 +117,7 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
         if (k >= 0)
             t[k] = MPI_Wtime() - t0;
         if (touch_buffers)
-            read_lines(out, out_bytes(coll, a));
+            touch_read_lines(out, out_bytes(coll, a));
     }
     qsort(t, (size_t)reps, sizeof(double), cmpd);
     double med = t[reps / 2], mx;

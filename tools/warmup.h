@@ -1,4 +1,6 @@
-/* Warm-up before timing, shared by dpcoll_bench and dpcoll_tune. */
+/* Around timed calls, shared by dpcoll_bench and dpcoll_tune: the warm-up
+ * before timing, and the untimed touching of a call's buffers between calls
+ * that puts their cache lines where a program would (bench -t, the tune). */
 #ifndef DPC_TOOLS_WARMUP_H
 #define DPC_TOOLS_WARMUP_H
 
@@ -11,6 +13,24 @@ static inline int warmup_calls(size_t bytes, int least)
 {
     int n = bytes ? (int)((2u << 20) / bytes) : 500;
     return n < least ? least : n > 500 ? 500 : n;
+}
+
+/* Writes every 64-byte line of buf once, each with the value it holds (the
+ * producer of a call's input: its lines then sit in this core's cache). */
+static inline void touch_write_lines(void *buf, size_t bytes)
+{
+    volatile char *v = buf;
+    for (size_t i = 0; i < bytes; i += 64)
+        v[i] = v[i];
+}
+
+/* Reads every 64-byte line of buf (the consumer of a call's output; the
+ * reads are volatile, so they happen though nothing uses them). */
+static inline void touch_read_lines(const void *buf, size_t bytes)
+{
+    const volatile char *v = buf;
+    for (size_t i = 0; i < bytes; i += 64)
+        (void)v[i];
 }
 
 #endif
