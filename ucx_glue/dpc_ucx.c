@@ -24,6 +24,7 @@ struct dpc_xfer {
     void *req;              /* UCX request while in flight */
     dpc_status_t status;
     int done;
+    int counted;            /* counted in ucp_pending until its callback */
     /* through a shared-memory mailbox (small messages on one node) */
     int on_list;            /* SHM_POSTED or SHM_WAITING while queued there */
     int proc;               /* the peer's process index */
@@ -77,6 +78,8 @@ struct dpc_ucx {
     int nearly_spare;
     void *bell_req;         /* the posted doorbell receive */
     int asleep;             /* our mailbox flag is up (dpc_ucx_arm) */
+    int ucp_pending;        /* our UCX sends and receives in flight */
+    unsigned ucp_idle_polls;    /* progress calls since UCX was last polled */
 };
 
 /* The doorbell: an empty UCX message to a process that sleeps on UCX's
@@ -134,10 +137,27 @@ static void push_done(dpc_ucx_t *ux, struct dpc_xfer *x, dpc_status_t st)
     ux->done_tail = x;
 }
 
+/* A UCX request handed back by ucp_*_nbx: in flight until its callback. */
+static void ucp_track(dpc_ucx_t *ux, struct dpc_xfer *x, void *r)
+{
+    x->req = r;
+    x->counted = 1;
+    ux->ucp_pending++;
+}
+
+static void ucp_untrack(struct dpc_xfer *x)
+{
+    x->req = NULL;
+    if (x->counted) {
+        x->counted = 0;
+        x->ux->ucp_pending--;
+    }
+}
+
 static void send_cb(void *request, ucs_status_t status, void *user_data)
 {
     struct dpc_xfer *x = user_data;
-    x->req = NULL;
+    ucp_untrack(x);
     ucp_request_free(request);
     push_done(x->ux, x, from_ucs(status));
 }
@@ -147,7 +167,7 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
 {
     struct dpc_xfer *x = user_data;
     (void)info;
-    x->req = NULL;
+    ucp_untrack(x);
     ucp_request_free(request);
     push_done(x->ux, x, from_ucs(status));
 }
@@ -452,7 +472,7 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     if (r == NULL)
         push_done(ux, x, DPC_OK);     /* finished at once: report from progress() */
     else if (!x->done)
-        x->req = r;
+        ucp_track(ux, x, r);
     *xfer_p = x;
     return DPC_OK;
 }
@@ -487,16 +507,33 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     if (r == NULL)
         push_done(ux, x, DPC_OK);
     else if (!x->done)
-        x->req = r;
+        ucp_track(ux, x, r);
     *xfer_p = x;
     return DPC_OK;
+}
+
+/* With mailboxes, a wait for a small collective is a loop of progress
+ * calls in which only a mailbox can deliver; polling UCX's own transports
+ * as well made each turn several times longer (measured: a third of a
+ * 2-rank 8-byte allgather loop's time went to ucp_worker_progress), so a
+ * record was seen later. While none of our UCX requests is in flight, UCX
+ * is polled only every UCP_IDLE_POLL_EVERY-th call: what it may still
+ * carry then (a peer's early message or wireup, a doorbell) can wait that
+ * long, and a rank about to sleep polls it first (ux_poll_ucp_next). */
+#define UCP_IDLE_POLL_EVERY 16u
+static void ux_poll_ucp_next(dpc_ucx_t *ux)
+{
+    ux->ucp_idle_polls = UCP_IDLE_POLL_EVERY;
 }
 
 static int ux_progress(dpc_ucx_t *ux)
 {
     int n = 0;
-    while (ucp_worker_progress(ux->worker))
-        ;
+    if (!ux->shm || ux->ucp_pending > 0 || ++ux->ucp_idle_polls >= UCP_IDLE_POLL_EVERY) {
+        ux->ucp_idle_polls = 0;
+        while (ucp_worker_progress(ux->worker))
+            ;
+    }
     if (ux->shm)
         mailbox_progress(ux);
     struct dpc_xfer *x;
@@ -554,6 +591,7 @@ static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     if (ux->shm && !dpc_shm_sleep_begin(ux->shm))
         return;
     if (ux->efd >= 0) {
+        ux_poll_ucp_next(ux);    /* whatever woke us, or kept us awake */
         ucs_status_t st = ucp_worker_arm(ux->worker);
         if (st == UCS_OK) {
             struct pollfd pfd = {.fd = ux->efd, .events = POLLIN};
@@ -584,6 +622,7 @@ int dpc_ucx_arm(dpc_ucx_t *ux)
             return DPC_UCX_ARM_BUSY;
         ux->asleep = 1;
     }
+    ux_poll_ucp_next(ux);        /* the progress after the wake-up polls UCX */
     ucs_status_t st = ucp_worker_arm(ux->worker);
     if (st == UCS_OK)
         return ux->efd;

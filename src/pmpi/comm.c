@@ -62,6 +62,8 @@ void dpc_comm_unref_locked(dpc_comm_t *c)
 static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm; (void)keyval; (void)extra;
+    /* the handle may come back for another communicator: forget it */
+    __atomic_add_fetch(&dpc_g.comm_gen, 1, __ATOMIC_RELEASE);
     dpc_lock(true);
     dpc_comm_unref_locked(attr);
     dpc_unlock(true);

@@ -43,6 +43,9 @@ typedef struct dpc_shim {
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
     int keyval;
+    unsigned comm_gen;      /* bumped (atomic) whenever MPI drops our state from a
+                               communicator: invalidates dpc_enter's per-thread
+                               memory of the last one (run.c) */
     uint64_t ctx_used[(1 << DPC_UCX_CTX_BITS) / 64];
     dpc_coll_stats_t stats[DPC_COLL_COUNT];
     int nalgos;

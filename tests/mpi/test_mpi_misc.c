@@ -193,6 +193,28 @@ static long rss_kb(void)
     return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* A communicator of the ranks of this rank's parity, in reverse order of
+ * world rank (split with key -rank): the sum of their world ranks + 1, and
+ * the world ranks gathered in that order. */
+static int parity_split_works(MPI_Comm s)
+{
+    int in = t_rank + 1, out = 0, want = 0, got[64];
+    for (int w = 0; w < t_size; w++)
+        if (w % 2 == t_rank % 2)
+            want += w + 1;
+    if (MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, s) != MPI_SUCCESS || out != want)
+        return 0;
+    if (MPI_Allgather(&t_rank, 1, MPI_INT, got, 1, MPI_INT, s) != MPI_SUCCESS)
+        return 0;
+    for (int w = t_size - 1, i = 0; w >= 0; w--)
+        if (w % 2 == t_rank % 2 && got[i++] != w)
+            return 0;
+    return 1;
+}
+
+/* Every other cycle makes a communicator of another shape (the ranks of
+ * one parity, reversed), which MPI may give the handle just freed: the
+ * state libdpcoll remembers for that handle must not outlive the free. */
 START_TEST(test_dup_free_cycles)
 {
     long before = 0;
@@ -200,10 +222,14 @@ START_TEST(test_dup_free_cycles)
         if (i == 100)
             before = rss_kb();
         MPI_Comm c;
-        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        if (i % 2) {
+            MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, -t_rank, &c);
+        } else {
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        }
         t_cases++;
-        if (!allreduce_works(c))
-            t_fail("cycle %d: wrong allreduce result", i);
+        if (i % 2 ? !parity_split_works(c) : !allreduce_works(c))
+            t_fail("cycle %d (%s): wrong result", i, i % 2 ? "parity split" : "dup");
         MPI_Comm_free(&c);
     }
     long growth = rss_kb() - before;
