@@ -378,13 +378,17 @@ int dpc_op_start(dpc_req_t *op)
     bool replay = replayable(op);
     if (replay) {
         prm.pool = NULL;   /* its scratch must stay its own */
-        for (int i = 0; i < DPC_REPLAY_SLOTS && !op->s; i++)
+        /* a loop of one call finds it where it was last time */
+        for (int k = -1; k < DPC_REPLAY_SLOTS && !op->s; k++) {
+            int i = k < 0 ? c->replay_last : k;
             if (c->replay[i].s && c->replay[i].al == al && same_args(&c->replay[i].a, a) &&
                 dpc_sched_replay(c->replay[i].s, &prm) == DPC_OK) {
                 op->s = c->replay[i].s;
                 c->replay[i].s = NULL;
+                c->replay_last = op->replay_slot = i;
                 op->replayed = true;
             }
+        }
     }
     if (op->s && !op->replayed && dpc_sched_reinit(op->s, &prm) != DPC_OK) {
         dpc_sched_destroy(op->s);     /* still has transfers in flight */
@@ -468,11 +472,14 @@ int dpc_op_complete(dpc_req_t *op)
         dpc_sched_idle(op->s)) {
         /* it ran to its end: keep it for the same call, in place of the
          * least recently used */
-        int v = 0;
-        for (int i = 1; i < DPC_REPLAY_SLOTS; i++)
-            if (!c->replay[i].s || (c->replay[v].s && c->replay[i].used < c->replay[v].used))
-                v = i;
-        dpc_sched_destroy(c->replay[v].s);
+        int v = op->replay_slot;
+        if (!op->replayed || c->replay[v].s) {
+            v = 0;
+            for (int i = 1; i < DPC_REPLAY_SLOTS; i++)
+                if (!c->replay[i].s || (c->replay[v].s && c->replay[i].used < c->replay[v].used))
+                    v = i;
+            dpc_sched_destroy(c->replay[v].s);
+        }
         c->replay[v].s = op->s;
         c->replay[v].al = op->al;
         c->replay[v].a = j->a;

@@ -84,6 +84,8 @@ typedef struct dpc_comm {
         unsigned long used;    /* for least-recently-used eviction */
     } replay[DPC_REPLAY_SLOTS];
     unsigned long replay_clock;
+    int replay_last;           /* the slot the last replayed schedule came from,
+                                  looked at first (the op gives it back there) */
     /* CUDA IPC attempts on this communicator, per collective (ipc.c): after
      * a call that could not go that way, the next ipc_skip eligible calls
      * of that collective do not try; ipc_backoff doubles with each such
@@ -200,6 +202,7 @@ typedef struct dpc_req {
     bool freed;                     /* MPI freed the request first */
     bool held;                      /* holds a reference on c */
     bool replayed;                  /* its schedule is a finished one run again */
+    int replay_slot;                /* ... taken from this slot of c->replay */
     int err;                        /* MPI error code of the call */
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */
