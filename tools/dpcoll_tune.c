@@ -1,7 +1,7 @@
 /*
  * dpcoll_tune: measure this machine and fit the cost model's constants.
  * Under mpiexec it times every algorithm of allreduce, reduce-scatter,
- * allgather and bcast over a range of sizes (forced one by one, medians of
+ * allgather, bcast and alltoall over a range of sizes (forced one by one, medians of
  * repeats, slowest rank), then fits alpha_call (per call), alpha (per
  * message), alpha_rndv (per message beyond the mailboxes: UCX's
  * rendezvous), alpha_get (per one-sided read or write), beta (per byte
@@ -57,7 +57,11 @@ static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
     switch (coll) {
     case DPC_ALLREDUCE: a.count = n; break;
     case DPC_REDUCE_SCATTER_BLOCK: a.count = n / (size_t)p ? n / (size_t)p : 1; break;
-    case DPC_ALLGATHER: a.dtype = DPC_BYTE; a.count = (n / (size_t)p ? n / (size_t)p : 1) * 4; break;
+    case DPC_ALLGATHER:
+    case DPC_ALLTOALL:   /* bytes: the whole buffer, a block per rank */
+        a.dtype = DPC_BYTE;
+        a.count = (n / (size_t)p ? n / (size_t)p : 1) * 4;
+        break;
     default: a.dtype = DPC_BYTE; a.count = n * 4; break;
     }
     return a;
@@ -79,13 +83,15 @@ static int touch_buffers = 1;
 static size_t in_bytes(dpc_coll_t coll, const dpc_coll_args_t *a)
 {
     size_t es = dpc_dtype_size(a->dtype);
-    return coll == DPC_REDUCE_SCATTER_BLOCK ? a->count * (size_t)a->size * es : a->count * es;
+    return coll == DPC_REDUCE_SCATTER_BLOCK || coll == DPC_ALLTOALL ? a->count * (size_t)a->size * es
+                                                                    : a->count * es;
 }
 
 static size_t out_bytes(dpc_coll_t coll, const dpc_coll_args_t *a)
 {
     size_t es = dpc_dtype_size(a->dtype);
-    return coll == DPC_ALLGATHER ? a->count * (size_t)a->size * es : a->count * es;
+    return coll == DPC_ALLGATHER || coll == DPC_ALLTOALL ? a->count * (size_t)a->size * es
+                                                         : a->count * es;
 }
 
 static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, float *out, int reps)
@@ -112,6 +118,7 @@ static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, fl
             MPI_Reduce_scatter_block(in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
             break;
         case DPC_ALLGATHER: MPI_Allgather(in, n, MPI_BYTE, out, n, MPI_BYTE, MPI_COMM_WORLD); break;
+        case DPC_ALLTOALL: MPI_Alltoall(in, n, MPI_BYTE, out, n, MPI_BYTE, MPI_COMM_WORLD); break;
         default: MPI_Bcast(out, n, MPI_BYTE, 0, MPI_COMM_WORLD); break;
         }
         if (k >= 0)
@@ -321,7 +328,8 @@ static void coefficients(point_t *pt, dpc_coll_t coll, int p)
     }
 }
 
-static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST};
+static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST,
+                                    DPC_ALLTOALL};
 enum { MAXPT = 512 };
 
 /* times every algorithm of colls at every power of two up to maxb */
