@@ -1,8 +1,8 @@
 /*
  * dpcoll_tune: measure this machine and fit the cost model's constants.
  * Under mpiexec it times every algorithm of allreduce, reduce-scatter,
- * allgather, bcast and alltoall over a range of sizes (forced one by one, medians of
- * repeats, slowest rank), then fits alpha_call (per call), alpha (per
+ * allgather, bcast and alltoall over a range of sizes (forced one by one,
+ * medians of repeats, slowest rank), then fits alpha_call (per call), alpha (per
  * message), alpha_rndv (per message beyond the mailboxes: UCX's
  * rendezvous), alpha_get (per one-sided read or write), beta (per byte
  * sent) and gamma (per byte reduced) so that the algorithms' own cost

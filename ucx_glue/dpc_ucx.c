@@ -21,10 +21,9 @@ struct dpc_xfer {
     dpc_ucx_t *ux;
     dpc_xfer_cb_t cb;
     void *arg;
-    void *req;              /* UCX request while in flight */
+    void *req;              /* UCX request while in flight (counted in ucp_pending) */
     dpc_status_t status;
     int done;
-    int counted;            /* counted in ucp_pending until its callback */
     /* through a shared-memory mailbox (small messages on one node) */
     int on_list;            /* SHM_POSTED or SHM_WAITING while queued there */
     int proc;               /* the peer's process index */
@@ -141,15 +140,14 @@ static void push_done(dpc_ucx_t *ux, struct dpc_xfer *x, dpc_status_t st)
 static void ucp_track(dpc_ucx_t *ux, struct dpc_xfer *x, void *r)
 {
     x->req = r;
-    x->counted = 1;
     ux->ucp_pending++;
 }
 
+/* (a callback run inside ucp_*_nbx, before it returned, finds none) */
 static void ucp_untrack(struct dpc_xfer *x)
 {
-    x->req = NULL;
-    if (x->counted) {
-        x->counted = 0;
+    if (x->req) {
+        x->req = NULL;
         x->ux->ucp_pending--;
     }
 }

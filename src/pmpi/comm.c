@@ -208,8 +208,8 @@ int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p)
 {
     dpc_comm_t *c;
     int found = 0;
-    if (comm == dpc_tl_comm && dpc_tl_state) {     /* dpc_enter looked already */
-        *c_p = dpc_tl_state;
+    if ((c = dpc_tl_known(comm)) != NULL) {     /* dpc_enter looked already */
+        *c_p = c;
         return MPI_SUCCESS;
     }
     PMPI_Comm_get_attr(comm, dpc_g.keyval, &c, &found);

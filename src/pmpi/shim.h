@@ -44,8 +44,8 @@ typedef struct dpc_shim {
     dpc_ucx_t *ux;
     int keyval;
     unsigned comm_gen;      /* bumped (atomic) whenever MPI drops our state from a
-                               communicator: invalidates dpc_enter's per-thread
-                               memory of the last one (run.c) */
+                               communicator: invalidates every thread's memory of
+                               the last one (dpc_tl_known) */
     uint64_t ctx_used[(1 << DPC_UCX_CTX_BITS) / 64];
     dpc_coll_stats_t stats[DPC_COLL_COUNT];
     int nalgos;
@@ -292,6 +292,18 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err);
 #define DPC_TLS __thread __attribute__((tls_model("initial-exec")))
 extern DPC_TLS MPI_Comm dpc_tl_comm;
 extern DPC_TLS dpc_comm_t *dpc_tl_state;
+extern DPC_TLS unsigned dpc_tl_gen;     /* dpc_g.comm_gen when it was looked up */
+/* comm's state as this thread last looked it up, or NULL: the same handle,
+ * and no communicator's state freed since (a freed handle may come back as
+ * another communicator). Kept from call to call: a loop on one
+ * communicator does not ask MPI for its attribute each time. */
+static inline dpc_comm_t *dpc_tl_known(MPI_Comm comm)
+{
+    return comm == dpc_tl_comm && dpc_tl_state &&
+                   dpc_tl_gen == __atomic_load_n(&dpc_g.comm_gen, __ATOMIC_ACQUIRE)
+               ? dpc_tl_state
+               : NULL;
+}
 /* Set around libdpcoll's own calls that the program did not make (the
  * CUDA IPC path's handshakes): they run as any call does, timeout
  * included, but DPCOLL_STATS, DPCOLL_EXPLAIN and dpcoll_last_algorithm
