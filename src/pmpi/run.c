@@ -159,27 +159,48 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     fprintf(stderr, "libdpcoll explain: %s\n", line);
 }
 
+/* The kept choice for these arguments (under this forced algorithm), or
+ * NULL. (The communicator fixes size, rank and transport; the remaining
+ * inputs of the model are configuration, the same all run long.) */
+static const dpc_algo_t *chosen_before(dpc_comm_t *c, const dpc_coll_args_t *a,
+                                       const dpc_algo_t *forced)
+{
+    for (unsigned k = 0; k <= DPC_CHOICE_SLOTS; k++) {
+        /* first the slot found last time: a loop of one call */
+        unsigned i = k == 0 ? c->choice_last : k - 1;
+        if (c->choice[i].al && c->choice[i].coll == (int)a->coll &&
+            c->choice[i].count == a->count && c->choice[i].forced == forced &&
+            c->choice[i].dtype == (int)a->dtype && c->choice[i].op == (int)a->op &&
+            c->choice[i].in_place == a->in_place && c->choice[i].root == a->root) {
+            c->choice_last = i;
+            return c->choice[i].al;
+        }
+    }
+    return NULL;
+}
+
 const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
 {
     const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
-    /* the same call as last time on this communicator: the same choice (the
+    /* a call priced before on this communicator: the same choice (the
      * model's inputs are the same), without evaluating it again */
     bool cacheable = !a->counts && !a->scounts && !dpc_g.cfg.explain && !dpc_g.mt;
-    if (cacheable && c->last[a->coll].al && c->last[a->coll].forced == forced &&
-        c->last[a->coll].count == a->count && c->last[a->coll].dtype == (int)a->dtype &&
-        c->last[a->coll].op == (int)a->op && c->last[a->coll].in_place == a->in_place &&
-        c->last[a->coll].root == a->root)
-        return c->last[a->coll].al;
-    const dpc_algo_t *al = forced && dpc_algo_applies(forced, a) ? forced
-                         : dpc_cost_select_model(a, &dpc_g.cfg.cost);
+    const dpc_algo_t *al = cacheable ? chosen_before(c, a, forced) : NULL;
+    if (al)
+        return al;
+    al = forced && dpc_algo_applies(forced, a) ? forced : dpc_cost_select_model(a, &dpc_g.cfg.cost);
     if (cacheable && al) {
-        c->last[a->coll].al = al;
-        c->last[a->coll].forced = forced;
-        c->last[a->coll].count = a->count;
-        c->last[a->coll].dtype = (int)a->dtype;
-        c->last[a->coll].op = (int)a->op;
-        c->last[a->coll].in_place = a->in_place;
-        c->last[a->coll].root = a->root;
+        /* in turn over the slots: a signature in use comes back within a
+         * few calls, before its slot is taken again */
+        unsigned i = c->choice_last = c->choice_next++ % DPC_CHOICE_SLOTS;
+        c->choice[i].al = al;
+        c->choice[i].forced = forced;
+        c->choice[i].coll = (int)a->coll;
+        c->choice[i].count = a->count;
+        c->choice[i].dtype = (int)a->dtype;
+        c->choice[i].op = (int)a->op;
+        c->choice[i].in_place = a->in_place;
+        c->choice[i].root = a->root;
     }
     if (dpc_g.cfg.explain && al && !dpc_tl_quiet) {
         dpc_lock(dpc_g.mt);

@@ -67,6 +67,7 @@ extern dpc_shim_t dpc_g;
 
 /* Per-communicator state, attached with an attribute keyval. */
 #define DPC_REPLAY_SLOTS 8
+#define DPC_CHOICE_SLOTS 8
 
 typedef struct dpc_comm {
     int refs;                  /* the attribute + ops in flight (under the lock) */
@@ -94,11 +95,16 @@ typedef struct dpc_comm {
      * because the outcome can depend on it (ranks on different GPUs: the
      * copies go, the reductions do not). */
     unsigned ipc_skip[DPC_COLL_COUNT], ipc_backoff[DPC_COLL_COUNT];
-    struct {                   /* last choice per collective (equal-count calls) */
+    /* the model's recent choices, by the arguments it priced: a program
+     * alternating a few signatures (gradient buckets and a small loss or
+     * flag allreduce) finds each one here instead of pricing every
+     * algorithm again, about 0.1 us a call */
+    struct {
         const dpc_algo_t *al, *forced;
         size_t count;
-        int dtype, op, in_place, root;
-    } last[DPC_COLL_COUNT];
+        int coll, dtype, op, in_place, root;
+    } choice[DPC_CHOICE_SLOTS];
+    unsigned choice_last, choice_next;   /* the slot last found; the next to fill */
 } dpc_comm_t;
 
 /* The algorithm the model (or a forced choice) picks for these arguments

@@ -570,11 +570,12 @@ START_TEST(test_predict)
 {
     static const char *colls[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
                                   "alltoall"};
-    enum { MAXN = 1 << 20 };
+    enum { MAXN = 1 << 20, NCOLL = sizeof(colls) / sizeof(colls[0]), NSIZE = 11, NSIG = NCOLL * NSIZE };
     float *in = calloc((size_t)MAXN * (size_t)t_size, sizeof(float));
     float *out = calloc((size_t)MAXN * (size_t)t_size, sizeof(float));
-    for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
-        for (int n = 1; n <= MAXN; n *= 4) {
+    const char *lowest[NSIG] = {NULL};   /* by signature: collective x size */
+    for (size_t ci = 0; ci < NCOLL; ci++)
+        for (int n = 1, si = 0; n <= MAXN; n *= 4, si++) {
             call_coll(colls[ci], n, in, out);
             const char *ran = dpcoll_last_algorithm(), *best = NULL;
             double best_t = 0;
@@ -587,6 +588,7 @@ START_TEST(test_predict)
                 }
             }
             double aut = dpcoll_predict(colls[ci], "auto", n, MPI_FLOAT, MPI_COMM_WORLD);
+            lowest[ci * NSIZE + (size_t)si] = best;
             t_cases++;
             if (!best || strcmp(best, ran))
                 t_fail("%s of %d floats: ran %s, the lowest prediction is %s's", colls[ci], n, ran,
@@ -595,6 +597,38 @@ START_TEST(test_predict)
                 t_fail("%s of %d floats: auto predicted %g s, %s %g s", colls[ci], n, aut, best,
                        best_t);
         }
+    /* the engine keeps its recent choices: calls that alternate between
+     * signatures, more of them than it keeps, each still run the algorithm
+     * of their own lowest prediction; and a forced algorithm overrides a
+     * kept choice for the same arguments, until "auto" again */
+    for (int k = 0; k < 2 * NSIG; k++) {
+        int sig = k % 2 ? (k / 2 * 7) % NSIG : k / 2;
+        int n = 1 << (2 * (sig % NSIZE));
+        const char *coll = colls[sig / NSIZE];
+        call_coll(coll, n, in, out);
+        t_cases++;
+        if (lowest[sig] && strcmp(lowest[sig], dpcoll_last_algorithm()))
+            t_fail("%s of %d floats among other calls: ran %s, the lowest prediction is %s's",
+                   coll, n, dpcoll_last_algorithm(), lowest[sig]);
+        if (sig % NSIZE == 0 && k % 2 == 0) {
+            /* forced: some other algorithm of this collective for the same call */
+            const char *other = dpcoll_algorithm_name(coll, 0);
+            if (lowest[sig] && !strcmp(other, lowest[sig]))
+                other = dpcoll_algorithm_name(coll, 1);
+            dpcoll_set_algorithm(coll, other);
+            call_coll(coll, n, in, out);
+            const char *forced_ran = dpcoll_last_algorithm();
+            dpcoll_set_algorithm(coll, "auto");
+            call_coll(coll, n, in, out);
+            t_cases++;
+            if (other && dpcoll_predict(coll, other, n, MPI_FLOAT, MPI_COMM_WORLD) >= 0 &&
+                strcmp(forced_ran, other))
+                t_fail("%s of %d floats forced to %s ran %s", coll, n, other, forced_ran);
+            if (lowest[sig] && strcmp(lowest[sig], dpcoll_last_algorithm()))
+                t_fail("%s of %d floats back on auto ran %s, the lowest prediction is %s's", coll,
+                       n, dpcoll_last_algorithm(), lowest[sig]);
+        }
+    }
     t_cases++;
     if (dpcoll_predict("allreduce", "auto", 1 << 20, MPI_FLOAT, MPI_COMM_WORLD) <=
         dpcoll_predict("allreduce", "auto", 1 << 10, MPI_FLOAT, MPI_COMM_WORLD))
