@@ -34,6 +34,8 @@
 #include "dpcoll.h"
 
 enum { C_ALLREDUCE, C_RS, C_ALLGATHER, C_BCAST, C_ALLTOALL, NC };
+static const dpc_coll_t coll_of[NC] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER,
+                                       DPC_BCAST, DPC_ALLTOALL};
 static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "alltoall"};
 static int rank, size;
 /* what counts as the model predicting a row */
@@ -47,19 +49,9 @@ typedef struct bufs {
 /* elements per rank-block and bytes counted for algbw, for `bytes` asked */
 static void shape(int c, size_t bytes, size_t *count, size_t *nbytes)
 {
-    size_t n = bytes / sizeof(float);
-    if (n == 0)
-        n = 1;
-    switch (c) {
-    case C_RS: case C_ALLGATHER: case C_ALLTOALL:
-        /* bytes = the whole buffer (nccl-tests' size); count per rank */
-        *count = n / (size_t)size ? n / (size_t)size : 1;
-        *nbytes = *count * (size_t)size * sizeof(float);
-        break;
-    default:
-        *count = n;
-        *nbytes = n * sizeof(float);
-    }
+    *count = timed_count(coll_of[c], bytes / sizeof(float), size);
+    /* (the whole buffer: a block per rank where the call has blocks) */
+    *nbytes = (c == C_ALLREDUCE || c == C_BCAST ? *count : *count * (size_t)size) * sizeof(float);
 }
 
 static double bus_factor(int c)
@@ -109,9 +101,8 @@ static void produce(int c, bufs_t *b, size_t count)
 {
     /* every line of the input written (with the value it holds: the
      * results stay checkable); a bcast's root refills (refill) */
-    size_t n = c == C_RS || c == C_ALLTOALL ? count * (size_t)size : count;
     if (c != C_BCAST)
-        touch_write_lines(b->in, n * sizeof(float));
+        touch_write_lines(b->in, timed_in_elems(coll_of[c], count, size) * sizeof(float));
 }
 static void consume(int c, const float *out, size_t count)
 {
@@ -120,7 +111,7 @@ static void consume(int c, const float *out, size_t count)
 
 static size_t out_elems(int c, size_t count)
 {
-    return c == C_RS ? count : (c == C_ALLGATHER || c == C_ALLTOALL) ? count * (size_t)size : count;
+    return timed_out_elems(coll_of[c], count, size);
 }
 
 static int cmpd(const void *a, const void *b)

@@ -53,16 +53,10 @@ static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
                          .seg_bytes = DPC_DEFAULT_SEG_BYTES, .push_min = DPC_PUSH_MIN,
                          .push_max = push_max};
-    size_t n = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
-    switch (coll) {
-    case DPC_ALLREDUCE: a.count = n; break;
-    case DPC_REDUCE_SCATTER_BLOCK: a.count = n / (size_t)p ? n / (size_t)p : 1; break;
-    case DPC_ALLGATHER:
-    case DPC_ALLTOALL:   /* bytes: the whole buffer, a block per rank */
-        a.dtype = DPC_BYTE;
-        a.count = (n / (size_t)p ? n / (size_t)p : 1) * 4;
-        break;
-    default: a.dtype = DPC_BYTE; a.count = n * 4; break;
+    a.count = timed_count(coll, bytes / sizeof(float), p);
+    if (coll != DPC_ALLREDUCE && coll != DPC_REDUCE_SCATTER_BLOCK) {
+        a.dtype = DPC_BYTE;   /* moved, not reduced: priced as bytes, as the shim does */
+        a.count *= sizeof(float);
     }
     return a;
 }
@@ -82,16 +76,12 @@ static int touch_buffers = 1;
 /* a call's input and output bytes on each rank (args_for's calls) */
 static size_t in_bytes(dpc_coll_t coll, const dpc_coll_args_t *a)
 {
-    size_t es = dpc_dtype_size(a->dtype);
-    return coll == DPC_REDUCE_SCATTER_BLOCK || coll == DPC_ALLTOALL ? a->count * (size_t)a->size * es
-                                                                    : a->count * es;
+    return timed_in_elems(coll, a->count, a->size) * dpc_dtype_size(a->dtype);
 }
 
 static size_t out_bytes(dpc_coll_t coll, const dpc_coll_args_t *a)
 {
-    size_t es = dpc_dtype_size(a->dtype);
-    return coll == DPC_ALLGATHER || coll == DPC_ALLTOALL ? a->count * (size_t)a->size * es
-                                                         : a->count * es;
+    return timed_out_elems(coll, a->count, a->size) * dpc_dtype_size(a->dtype);
 }
 
 static double time_call(dpc_coll_t coll, const dpc_coll_args_t *a, float *in, float *out, int reps)
