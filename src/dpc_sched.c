@@ -1006,6 +1006,30 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
     return DPC_OK;
 }
 
+/* addr moved by the first range that holds it (unchanged outside them all) */
+static const void *moved(const void *addr, const dpc_sched_move_t *mv, int n)
+{
+    for (int k = 0; k < n; k++) {
+        uintptr_t lo = (uintptr_t)mv[k].old_base, x = (uintptr_t)addr;
+        if (x >= lo && x - lo < mv[k].bytes)
+            return (const char *)mv[k].new_base + (x - lo);
+    }
+    return addr;
+}
+
+dpc_status_t dpc_sched_rebase(dpc_sched_t *s, const dpc_sched_move_t *moves, int nmoves)
+{
+    if (s->state != S_REARMED)
+        return DPC_ERR_STATE;
+    for (int i = 0; i < s->nsteps; i++) {
+        step_t *st = &s->steps[i];
+        st->dst = (void *)moved(st->dst, moves, nmoves);
+        st->a = moved(st->a, moves, nmoves);
+        st->b = moved(st->b, moves, nmoves);
+    }
+    return DPC_OK;
+}
+
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params)
 {
     if (s->inflight > 0 || s->state == S_RUNNING || !params || !params->tp ||

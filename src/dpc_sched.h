@@ -115,6 +115,17 @@ dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params);
  * pool may be another's by now). Then dpc_sched_start as usual.
  * DPC_ERR_STATE if it cannot be replayed. */
 dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params);
+/* A replayed schedule (after dpc_sched_replay, before start) moved onto
+ * other buffers of the same sizes: every step address within
+ * [old_base, old_base + bytes) of a range is moved by new_base - old_base
+ * (a build addresses the caller's buffers only as base plus offset, so
+ * this is the schedule a build on the new buffers would make). Ranges
+ * must not overlap each other unless they move alike. */
+typedef struct dpc_sched_move {
+    const void *old_base, *new_base;
+    size_t bytes;
+} dpc_sched_move_t;
+dpc_status_t dpc_sched_rebase(dpc_sched_t *s, const dpc_sched_move_t *moves, int nmoves);
 /* Steps ready to run now (slices of a copy or reduction left): the next
  * test() has work without waiting for the network. */
 bool dpc_sched_has_local_work(const dpc_sched_t *s);

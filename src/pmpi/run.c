@@ -303,16 +303,51 @@ static bool replayable(const dpc_req_t *op)
            !a->sdispls && op->job->bytes <= DPC_REPLAY_MAX_BYTES;
 }
 
-/* The same arguments, field by field: the build would make the same steps. */
-static bool same_args(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
+/* The same arguments, field by field, but for where the buffers are: the
+ * build would make the same steps, at other addresses (dpc_sched_rebase). */
+static bool same_shape(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
 {
     return x->coll == y->coll && x->rank == y->rank && x->size == y->size &&
-           x->sbuf == y->sbuf && x->rbuf == y->rbuf && x->in_place == y->in_place &&
+           !x->sbuf == !y->sbuf && !x->rbuf == !y->rbuf && x->in_place == y->in_place &&
            x->count == y->count && x->dtype == y->dtype && x->op == y->op &&
            x->root == y->root && x->seg_bytes == y->seg_bytes && x->one_sided == y->one_sided &&
            x->push_min == y->push_min && x->push_max == y->push_max &&
            !x->counts && !y->counts && !x->displs && !y->displs && !x->scounts && !y->scounts &&
            !x->sdispls && !y->sdispls;
+}
+
+/* The bytes a replayable call's build may address from sbuf and from rbuf
+ * (equal blocks: count per rank, or the whole vector). An in-place
+ * reduce-scatter reads its input from rbuf (sbuf is then rbuf too). */
+static void buffer_bytes(const dpc_coll_args_t *a, size_t *in, size_t *out)
+{
+    size_t one = a->count * dpc_dtype_size(a->dtype), all = one * (size_t)a->size;
+    switch (a->coll) {
+    case DPC_REDUCE_SCATTER_BLOCK: *in = all; *out = a->in_place ? all : one; break;
+    case DPC_ALLGATHER: *in = one; *out = all; break;
+    case DPC_ALLTOALL: *in = *out = all; break;
+    case DPC_BCAST: *in = 0; *out = one; break;
+    default: *in = *out = one; break;   /* allreduce */
+    }
+}
+
+/* How a schedule built for `was` moves onto now's buffers (mv, *n of
+ * them): false when it cannot (the old ranges overlap but would move
+ * apart: an address in both would have two places to go). */
+static bool moves_onto(const dpc_coll_args_t *was, const dpc_coll_args_t *now,
+                       dpc_sched_move_t mv[2], int *n)
+{
+    size_t in, out;
+    buffer_bytes(was, &in, &out);
+    *n = 0;
+    if (was->rbuf && out && was->rbuf != now->rbuf)
+        mv[(*n)++] = (dpc_sched_move_t){was->rbuf, now->rbuf, out};
+    if (was->sbuf && in && was->sbuf != now->sbuf)
+        mv[(*n)++] = (dpc_sched_move_t){was->sbuf, now->sbuf, in};
+    uintptr_t r = (uintptr_t)was->rbuf, sb = (uintptr_t)was->sbuf;
+    bool overlap = was->rbuf && was->sbuf && r < sb + in && sb < r + out;
+    return !overlap || (char *)now->rbuf - (char *)was->rbuf ==
+                           (const char *)now->sbuf - (const char *)was->sbuf;
 }
 
 /* The tags of a communicator's collective number seq. */
@@ -390,10 +425,18 @@ int dpc_op_start(dpc_req_t *op)
     if (replay) {
         prm.pool = NULL;   /* its scratch must stay its own */
         /* a loop of one call finds it where it was last time */
+        /* (other buffers of the same sizes too, as a program that makes
+         * fresh arrays has: the schedule is moved onto them) */
+        bool movable = !j->pipe.on && !j->dev_staged;
         for (int k = -1; k < DPC_REPLAY_SLOTS && !op->s; k++) {
             int i = k < 0 ? c->replay_last : k;
-            if (c->replay[i].s && c->replay[i].al == al && same_args(&c->replay[i].a, a) &&
-                dpc_sched_replay(c->replay[i].s, &prm) == DPC_OK) {
+            dpc_coll_args_t *was = &c->replay[i].a;
+            dpc_sched_move_t mv[2];
+            int nmv = 0;
+            if (c->replay[i].s && c->replay[i].al == al && same_shape(was, a) &&
+                moves_onto(was, a, mv, &nmv) && (movable || nmv == 0) &&
+                dpc_sched_replay(c->replay[i].s, &prm) == DPC_OK &&
+                (nmv == 0 || dpc_sched_rebase(c->replay[i].s, mv, nmv) == DPC_OK)) {
                 op->s = c->replay[i].s;
                 c->replay[i].s = NULL;
                 c->replay_last = op->replay_slot = i;

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,6 +432,89 @@ START_TEST(test_repeat)
 }
 END_TEST
 
+/* The same calls on other buffers each time (as a program that makes fresh
+ * arrays for each call: a kept schedule is then moved onto them, not
+ * rebuilt), for every algorithm of every collective, in place and not, at
+ * three counts, buffers at odd offsets: every result against PMPI's, and
+ * the input left as it was. */
+static void rotated_call(const char *coll, bool in_place, int count, int root, int *in,
+                         int *out, bool native)
+{
+    int p = t_size;
+    void *sb = in_place ? MPI_IN_PLACE : in;
+    if (!strcmp(coll, "allreduce"))
+        (native ? PMPI_Allreduce : MPI_Allreduce)(sb, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "reduce_scatter_block"))
+        (native ? PMPI_Reduce_scatter_block : MPI_Reduce_scatter_block)(
+            sb, out, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else if (!strcmp(coll, "allgather"))
+        (native ? PMPI_Allgather : MPI_Allgather)(sb, count, MPI_INT, out, count, MPI_INT,
+                                                  MPI_COMM_WORLD);
+    else if (!strcmp(coll, "alltoall"))
+        (native ? PMPI_Alltoall : MPI_Alltoall)(sb, count, MPI_INT, out, count, MPI_INT,
+                                                MPI_COMM_WORLD);
+    else
+        (native ? PMPI_Bcast : MPI_Bcast)(out, count * p, MPI_INT, root, MPI_COMM_WORLD);
+}
+
+START_TEST(test_rotate)
+{
+    enum { SETS = 5, MAXC = 1500, SPAN = MAXC * 8 + 64 };
+    static const char *const colls[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
+                                        "alltoall"};
+    static const int counts[] = {1, 37, MAXC};
+    int p = t_size;
+    int *arena = malloc(sizeof(int) * (size_t)SETS * 2 * SPAN);
+    int *ref = malloc(sizeof(int) * SPAN), *keep = malloc(sizeof(int) * SPAN);
+    for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
+        for (int ai = -1; ai < 0 || dpcoll_algorithm_name(colls[ci], ai); ai++) {
+            const char *al = ai < 0 ? "auto" : dpcoll_algorithm_name(colls[ci], ai);
+            dpcoll_set_algorithm(colls[ci], al);
+            for (int it = 0; it < 3 * 2 * 2 * SETS; it++) {
+                int count = counts[it % 3];
+                bool in_place = (it / 3) % 2 && strcmp(colls[ci], "bcast");
+                int set = (it / 6) % SETS, root = (it / 6) % p;
+                /* each set's buffers at its own odd offset into the arena */
+                int *in = arena + (size_t)set * 2 * SPAN + set;
+                int *out = in + SPAN;
+                int n_in = !strcmp(colls[ci], "allreduce") || !strcmp(colls[ci], "allgather")
+                               ? count : count * p;
+                int n_out = !strcmp(colls[ci], "reduce_scatter_block") ? count : count * p;
+                if (!strcmp(colls[ci], "allreduce"))
+                    n_out = count;
+                for (int i = 0; i < count * p; i++) {
+                    in[i] = (i * 7 + it * 13 + t_rank * 101 + set) % 1000 - 500;
+                    out[i] = -7;
+                }
+                if (in_place) {   /* the input where MPI_IN_PLACE takes it */
+                    if (!strcmp(colls[ci], "allgather"))
+                        memcpy(out + t_rank * count, in, sizeof(int) * (size_t)count);
+                    else
+                        memcpy(out, in, sizeof(int) * (size_t)n_in);
+                }
+                if (!strcmp(colls[ci], "bcast") && t_rank == root)
+                    memcpy(out, in, sizeof(int) * (size_t)(count * p));
+                memcpy(ref, out, sizeof(int) * (size_t)(count * p));
+                memcpy(keep, in, sizeof(int) * (size_t)n_in);
+                rotated_call(colls[ci], in_place, count, root, in, ref, true);
+                rotated_call(colls[ci], in_place, count, root, in, out, false);
+                t_cases++;
+                if (memcmp(out, ref, sizeof(int) * (size_t)n_out))
+                    t_fail("%s (%s), %d ints%s, buffer set %d: differs from PMPI", colls[ci], al,
+                           count, in_place ? ", in place" : "", set);
+                else if (!in_place && memcmp(in, keep, sizeof(int) * (size_t)n_in))
+                    t_fail("%s (%s), %d ints, buffer set %d: the input changed", colls[ci], al,
+                           count, set);
+            }
+            dpcoll_set_algorithm(colls[ci], "auto");
+        }
+    free(arena);
+    free(ref);
+    free(keep);
+    t_agree("the same calls on other buffers each time");
+}
+END_TEST
+
 /* A root that runs ahead: 20000 bcasts of 8 KiB back to back, the root
  * done with each as soon as its message is out. The others must not pile
  * the messages up in memory (the mailboxes leave what nobody has asked for
@@ -735,8 +819,10 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_disabled);
     else if (!strcmp(mode, "average"))
         tcase_add_test(tc, test_average);
-    else if (!strcmp(mode, "repeat"))
+    else if (!strcmp(mode, "repeat")) {
         tcase_add_test(tc, test_repeat);
+        tcase_add_test(tc, test_rotate);
+    }
     else if (!strcmp(mode, "flood"))
         tcase_add_test(tc, test_flood);
     else if (!strcmp(mode, "largecount"))
