@@ -78,7 +78,8 @@ typedef struct dpc_comm {
     dpc_scratch_pool_t pool;   /* scratch reused from call to call */
     dpc_sched_t *spare;        /* a finished schedule, reused by the next call */
     struct {                   /* finished small schedules, run again when their
-                                  call (algorithm, arguments) repeats */
+                                  call (algorithm, arguments) repeats, moved
+                                  onto its buffers if those are others */
         dpc_sched_t *s;
         const dpc_algo_t *al;
         dpc_coll_args_t a;
