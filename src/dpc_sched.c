@@ -968,6 +968,32 @@ bool dpc_sched_has_local_work(const dpc_sched_t *s)
     return s->state == S_RUNNING && (s->ready_head < s->ready_tail || s->dev_inflight > 0);
 }
 
+bool dpc_sched_settled(const dpc_sched_t *s)
+{
+    const dpc_transport_t *tp = s->prm.tp;
+    if (s->state != S_RUNNING || !tp->ops->settled || s->nsteps > DPC_SETTLED_MAX_STEPS)
+        return false;
+    for (int i = 0; i < s->nsteps; i++) {
+        const step_t *st = &s->steps[i];
+        if (st->state == ST_DONE)
+            continue;
+        switch (st->kind) {
+        case STEP_REDUCE: case STEP_COPY: case STEP_NOP:
+            continue;   /* this side's own work, done when it waits */
+        case STEP_SEND: case STEP_RECV:
+            /* issued and settled; a send not yet issued is one a peer
+             * waits for */
+            if (st->state == ST_ISSUED && st->xfer &&
+                tp->ops->settled((dpc_transport_t *)tp, st->xfer))
+                continue;
+            return false;
+        default:
+            return false;
+        }
+    }
+    return true;
+}
+
 bool dpc_sched_idle(const dpc_sched_t *s)
 {
     return s->inflight == 0 && s->state != S_RUNNING;

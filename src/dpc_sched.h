@@ -129,6 +129,13 @@ dpc_status_t dpc_sched_rebase(dpc_sched_t *s, const dpc_sched_move_t *moves, int
 /* Steps ready to run now (slices of a copy or reduction left): the next
  * test() has work without waiting for the network. */
 bool dpc_sched_has_local_work(const dpc_sched_t *s);
+/* Running, and no peer needs this process to progress it any more: what
+ * is left is receives the peers' messages complete by themselves (the
+ * transport's settled()) and local steps after them. Its caller can leave
+ * it until it waits for it. Schedules of more than DPC_SETTLED_MAX_STEPS
+ * steps are not looked at (false). */
+#define DPC_SETTLED_MAX_STEPS 64
+bool dpc_sched_settled(const dpc_sched_t *s);
 /* Nothing in flight and not running: reinit will succeed. */
 bool dpc_sched_idle(const dpc_sched_t *s);
 /* A finished schedule kept for later gives its pool back (for a collective

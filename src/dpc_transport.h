@@ -33,6 +33,7 @@
 #ifndef DPC_TRANSPORT_H
 #define DPC_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "dpc_status.h"
@@ -64,6 +65,13 @@ typedef struct dpc_transport_ops {
     dpc_status_t (*iput)(dpc_transport_t *tp, int peer, void *remote, size_t offset,
                          const void *buf, size_t len, dpc_memtype_t mem, dpc_xfer_cb_t cb,
                          void *arg, dpc_xfer_t **xfer_p);
+    /* Optional: the transfer, in flight, needs nothing more of this side
+     * for its peer to finish its part (a small message already written
+     * into the peer's memory; a receive the peer's message will land in
+     * without this side's help). A schedule whose every transfer is
+     * settled leaves its peers independent of this process's progress
+     * (dpc_sched_settled). NULL: never. */
+    bool (*settled)(dpc_transport_t *tp, const dpc_xfer_t *xfer);
 } dpc_transport_ops_t;
 
 /* Bytes of a region descriptor as expose() writes it and peers receive it. */

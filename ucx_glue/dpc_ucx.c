@@ -25,6 +25,7 @@ struct dpc_xfer {
     dpc_status_t status;
     int done;
     /* through a shared-memory mailbox (small messages on one node) */
+    bool mailbox;           /* one of those */
     int on_list;            /* SHM_POSTED or SHM_WAITING while queued there */
     int proc;               /* the peer's process index */
     uint64_t tag;
@@ -380,7 +381,7 @@ static dpc_status_t mailbox_isend(dpc_ucx_t *ux, int proc, uint64_t tag, const v
     struct dpc_xfer *x = xfer_get(ux);
     if (!x)
         return DPC_ERR_NOMEM;
-    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .proc = proc, .tag = tag,
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .mailbox = true, .proc = proc, .tag = tag,
                            .buf = (void *)buf, .len = len};
     shm_peer_t *pp = &ux->shm_peers[proc];
     int rc = pp->waiting ? -1 : dpc_shm_put(ux->shm, proc, tag, buf, len);
@@ -401,7 +402,7 @@ static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *b
     struct dpc_xfer *x = xfer_get(ux);
     if (!x)
         return DPC_ERR_NOMEM;
-    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .proc = proc, .tag = tag,
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .mailbox = true, .proc = proc, .tag = tag,
                            .buf = buf, .len = len};
     *xfer_p = x;
     shm_peer_t *pp = &ux->shm_peers[proc];
@@ -715,14 +716,23 @@ static dpc_status_t grp_iput(dpc_transport_t *tp, int peer, void *remote, size_t
     return one_sided(tp, peer, remote, offset, (void *)buf, len, mem, 1, cb, arg, xfer_p);
 }
 
+/* A mailbox send is in the peer's ring once it is not waiting for room; a
+ * posted mailbox receive needs only the peer's write. UCX's transfers may
+ * need this side's worker (rendezvous, queued sends): never settled. */
+static bool grp_settled(dpc_transport_t *tp, const dpc_xfer_t *x)
+{
+    (void)tp;
+    return x->mailbox && x->on_list != SHM_WAITING;
+}
+
 static const dpc_transport_ops_t grp_ops = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
-    .now_ns = grp_now, .idle_wait = grp_idle_wait,
+    .now_ns = grp_now, .idle_wait = grp_idle_wait, .settled = grp_settled,
 };
 /* the same, with one-sided reads: for groups when cross-memory attach works */
 static const dpc_transport_ops_t grp_ops_cma = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
-    .now_ns = grp_now, .idle_wait = grp_idle_wait,
+    .now_ns = grp_now, .idle_wait = grp_idle_wait, .settled = grp_settled,
     .expose = grp_expose, .unexpose = grp_unexpose, .import = grp_import,
     .unimport = grp_unimport, .iget = grp_iget, .iput = grp_iput,
 };

@@ -285,6 +285,97 @@ START_TEST(test_average_and_errors)
 }
 END_TEST
 
+/* A rank that posts a nonblocking collective and then blocks in the MPI
+ * library's own point-to-point (where nothing of libdpcoll runs in its
+ * thread) must not hold up its peers: each other rank waits for the
+ * collective first and only then sends the message rank 0 waits for. A
+ * small call with its messages out is left to the program's MPI_Wait
+ * without waking the progress thread (nbc.c); this checks that whatever
+ * is left so is truly nobody else's business: every collective, every
+ * algorithm, sizes around the limit, each root. A mistake hangs a peer
+ * until DPCOLL_TIMEOUT, which run.sh sets short. */
+static int post(int kind, int n, int root, const int *in, int *out, MPI_Comm comm,
+                MPI_Request *rq)
+{
+    switch (kind) {
+    case 0: return MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, comm, rq);
+    case 1: return MPI_Ireduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, comm, rq);
+    case 2: return MPI_Iallgather(in, n, MPI_INT, out, n, MPI_INT, comm, rq);
+    case 3: return MPI_Ibcast(out, n, MPI_INT, root, comm, rq);
+    default: return MPI_Ialltoall(in, n, MPI_INT, out, n, MPI_INT, comm, rq);
+    }
+}
+
+START_TEST(test_left_to_program)
+{
+    static const char *const names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
+                                        "alltoall"};
+    static const int sizes[] = {1, 100, 2048 / 4, 8192 / 4, 16384 / 4};
+    int p = t_size, maxn = 16384 / 4;
+    const char *pt = getenv("DPCOLL_PROGRESS_THREAD");
+    if (pt && atoi(pt) == 0)
+        return;   /* (without the thread, a forwarding rank in MPICH's wait would hang anyway) */
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int *in = malloc(sizeof(int) * (size_t)maxn * (size_t)p);
+    int *out = malloc(sizeof(int) * (size_t)maxn * (size_t)p);
+    for (int kind = 0; kind < 5; kind++)
+        for (int ai = -1; ai < 0 || dpcoll_algorithm_name(names[kind], ai); ai++) {
+            dpcoll_set_algorithm(names[kind], ai < 0 ? "auto" : dpcoll_algorithm_name(names[kind], ai));
+            for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+                int n = sizes[si], root = (int)si % p;
+                /* per rank-block counts: the whole call stays near the size */
+                if (kind != 0 && kind != 3)
+                    n = n / p ? n / p : 1;
+                int nin = kind == 1 || kind == 4 ? n * p : n, nout = kind == 2 || kind == 4 ? n * p : n;
+                for (int i = 0; i < nin; i++)
+                    in[i] = t_rank * 1000 + i;
+                for (int i = 0; i < nout; i++)
+                    out[i] = kind == 3 && t_rank == root ? 7 * i + 3 : -1;
+                MPI_Request rq;
+                int rc = post(kind, n, root, in, out, comm, &rq), token = 0;
+                if (t_rank == 0) {
+                    for (int r = 1; r < p && rc == MPI_SUCCESS; r++)
+                        rc = PMPI_Recv(&token, 1, MPI_INT, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    if (rc == MPI_SUCCESS)
+                        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                } else {
+                    if (rc == MPI_SUCCESS)
+                        rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+                    PMPI_Send(&token, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+                }
+                t_cases++;
+                if (rc != MPI_SUCCESS) {
+                    t_fail("%s (%s) of %d ints, rank 0 in PMPI_Recv: %s", names[kind],
+                           dpcoll_last_algorithm(), n, dpcoll_error_message());
+                    continue;
+                }
+                for (int i = 0; i < nout; i++) {
+                    long long want;
+                    switch (kind) {
+                    case 0: want = rank_sum(p, 1000, i); break;
+                    case 1: want = rank_sum(p, 1000, t_rank * n + i); break;
+                    case 2: want = (i / n) * 1000 + i % n; break;
+                    case 3: want = 7 * i + 3; break;
+                    default: want = (i / n) * 1000 + t_rank * n + i % n; break;
+                    }
+                    if (out[i] != want) {
+                        t_fail("%s (%s) of %d ints, rank 0 in PMPI_Recv: element %d is %d, want %lld",
+                               names[kind], dpcoll_last_algorithm(), n, i, out[i], want);
+                        break;
+                    }
+                }
+            }
+            dpcoll_set_algorithm(names[kind], "auto");
+        }
+    free(in);
+    free(out);
+    MPI_Comm_free(&comm);
+    t_agree("a rank blocked in the MPI library's own receive right after posting");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -298,6 +389,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_persistent_restart);
     tcase_add_test(tc, test_freed_under_it);
     tcase_add_test(tc, test_average_and_errors);
+    tcase_add_test(tc, test_left_to_program);
     suite_add_tcase(s, tc);
     int failed = t_run(s) + !dpcoll_active();
     if (t_rank == 0)
