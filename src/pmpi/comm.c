@@ -44,8 +44,10 @@ static void comm_state_free(dpc_comm_t *c)
         pthread_mutex_unlock(&ctx_lock);
     }
     dpc_sched_destroy(c->spare);
-    for (int i = 0; i < DPC_REPLAY_SLOTS; i++)
+    for (int i = 0; i < DPC_REPLAY_SLOTS; i++) {
         dpc_sched_destroy(c->replay[i].s);
+        free(c->replay[i].vec);
+    }
     dpc_ucx_group_destroy(c->tp);
     dpc_scratch_pool_fini(&c->pool);
     free(c);

@@ -293,14 +293,24 @@ void dpc_op_wait(dpc_req_t *op)
 }
 
 /* Small blocking calls whose schedule can be replayed when they repeat:
- * building one costs about as much as a small collective's own messages. */
+ * building one costs about as much as a small collective's own messages.
+ * The v-variants too, on communicators small enough that comparing their
+ * counts and displacements stays cheap. */
 #define DPC_REPLAY_MAX_BYTES 65536
+#define DPC_REPLAY_MAX_V_RANKS 64
 
 static bool replayable(const dpc_req_t *op)
 {
     const dpc_coll_args_t *a = &op->job->a;
-    return op->mode == DPC_BLOCKING && !a->counts && !a->scounts && !a->displs &&
-           !a->sdispls && op->job->bytes <= DPC_REPLAY_MAX_BYTES;
+    bool v = a->counts || a->scounts || a->displs || a->sdispls;
+    return op->mode == DPC_BLOCKING && op->job->bytes <= DPC_REPLAY_MAX_BYTES &&
+           (!v || a->size <= DPC_REPLAY_MAX_V_RANKS);
+}
+
+/* The same counts (or displacements): both absent, or p equal entries. */
+static bool same_vec(const size_t *x, const size_t *y, int p)
+{
+    return !x || !y ? x == y : !memcmp(x, y, sizeof(size_t) * (size_t)p);
 }
 
 /* The same arguments, field by field, but for where the buffers are: the
@@ -312,20 +322,46 @@ static bool same_shape(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
            x->count == y->count && x->dtype == y->dtype && x->op == y->op &&
            x->root == y->root && x->seg_bytes == y->seg_bytes && x->one_sided == y->one_sided &&
            x->push_min == y->push_min && x->push_max == y->push_max &&
-           !x->counts && !y->counts && !x->displs && !y->displs && !x->scounts && !y->scounts &&
-           !x->sdispls && !y->sdispls;
+           same_vec(x->counts, y->counts, x->size) && same_vec(x->displs, y->displs, x->size) &&
+           same_vec(x->scounts, y->scounts, x->size) && same_vec(x->sdispls, y->sdispls, x->size);
+}
+
+/* The end of the farthest block, in elements. */
+static size_t blocks_end(const size_t *counts, const size_t *displs, int p)
+{
+    size_t end = 0;
+    for (int i = 0; i < p; i++)
+        if (counts[i] && displs[i] + counts[i] > end)
+            end = displs[i] + counts[i];
+    return end;
 }
 
 /* The bytes a replayable call's build may address from sbuf and from rbuf
- * (equal blocks: count per rank, or the whole vector). An in-place
- * reduce-scatter reads its input from rbuf (sbuf is then rbuf too). */
+ * (equal blocks: count per rank, or the whole vector; the v-variants: as
+ * far as their blocks reach). An in-place reduce-scatter reads its input
+ * from rbuf (sbuf is then rbuf too). */
 static void buffer_bytes(const dpc_coll_args_t *a, size_t *in, size_t *out)
 {
-    size_t one = a->count * dpc_dtype_size(a->dtype), all = one * (size_t)a->size;
+    size_t es = dpc_dtype_size(a->dtype), one = a->count * es, all = one * (size_t)a->size;
+    size_t sum = 0;
     switch (a->coll) {
     case DPC_REDUCE_SCATTER_BLOCK: *in = all; *out = a->in_place ? all : one; break;
+    case DPC_REDUCE_SCATTER:
+        for (int i = 0; i < a->size; i++)
+            sum += a->counts[i];
+        *in = sum * es;
+        *out = a->in_place ? sum * es : a->counts[a->rank] * es;
+        break;
     case DPC_ALLGATHER: *in = one; *out = all; break;
+    case DPC_ALLGATHERV:
+        *in = a->counts[a->rank] * es;
+        *out = blocks_end(a->counts, a->displs, a->size) * es;
+        break;
     case DPC_ALLTOALL: *in = *out = all; break;
+    case DPC_ALLTOALLV:
+        *in = a->scounts ? blocks_end(a->scounts, a->sdispls, a->size) * es : 0;
+        *out = blocks_end(a->counts, a->displs, a->size) * es;
+        break;
     case DPC_BCAST: *in = 0; *out = one; break;
     default: *in = *out = one; break;   /* allreduce */
     }
@@ -391,13 +427,16 @@ int dpc_op_start(dpc_req_t *op)
     a->push_max = dpc_g.cfg.push_max;
     /* schedules run on host memory (device buffers are staged) */
     a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
-    const dpc_algo_t *al = dpc_choose(c, a, j->call);
-    if (!al)
+    /* a repeated call with its schedule kept: the algorithm it ran with
+     * then (the same choice, as nothing the model reads has changed unless
+     * the forced one did), without pricing the alternatives (a v-variant's
+     * choice is not in the choice cache) */
+    bool replay = replayable(op), movable = !j->pipe.on && !j->dev_staged;
+    bool choose_late = replay && movable && !dpc_g.cfg.explain;
+    const dpc_algo_t *al = NULL, *forced = dpc_g.cfg.force[a->coll];
+    if (!choose_late && !(al = dpc_choose(c, a, j->call)))
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
                          dpc_coll_name(a->coll));
-    op->al = al;
-    if (!dpc_tl_quiet)
-        last_algo = al;
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_lock(lk);
     unsigned seq = c->seq++;
@@ -421,19 +460,19 @@ int dpc_op_start(dpc_req_t *op)
                                                                 : j->bytes / 64,
     };
     dpc_status_t st = DPC_OK;
-    bool replay = replayable(op);
     if (replay) {
         prm.pool = NULL;   /* its scratch must stay its own */
         /* a loop of one call finds it where it was last time */
         /* (other buffers of the same sizes too, as a program that makes
          * fresh arrays has: the schedule is moved onto them) */
-        bool movable = !j->pipe.on && !j->dev_staged;
         for (int k = -1; k < DPC_REPLAY_SLOTS && !op->s; k++) {
             int i = k < 0 ? c->replay_last : k;
             dpc_coll_args_t *was = &c->replay[i].a;
             dpc_sched_move_t mv[2];
             int nmv = 0;
-            if (c->replay[i].s && c->replay[i].al == al && same_shape(was, a) &&
+            if (c->replay[i].s &&
+                (choose_late ? c->replay[i].forced == forced : c->replay[i].al == al) &&
+                same_shape(was, a) &&
                 moves_onto(was, a, mv, &nmv) && (movable || nmv == 0) &&
                 dpc_sched_replay(c->replay[i].s, &prm) == DPC_OK &&
                 (nmv == 0 || dpc_sched_rebase(c->replay[i].s, mv, nmv) == DPC_OK)) {
@@ -441,9 +480,18 @@ int dpc_op_start(dpc_req_t *op)
                 c->replay[i].s = NULL;
                 c->replay_last = op->replay_slot = i;
                 op->replayed = true;
+                al = c->replay[i].al;
             }
         }
     }
+    if (!al && !(al = dpc_choose(c, a, j->call))) {
+        dpc_unlock(lk);   /* (every rank alike: the same arguments) */
+        return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
+                         dpc_coll_name(a->coll));
+    }
+    op->al = al;
+    if (!dpc_tl_quiet)
+        last_algo = al;
     if (op->s && !op->replayed && dpc_sched_reinit(op->s, &prm) != DPC_OK) {
         dpc_sched_destroy(op->s);     /* still has transfers in flight */
         op->s = NULL;
@@ -482,6 +530,31 @@ int dpc_op_start(dpc_req_t *op)
     }
     dpc_unlock(lk);
     return MPI_SUCCESS;   /* a failed start is reported by dpc_op_complete */
+}
+
+/* A kept call's counts and displacements, copied into memory of the slot
+ * (*vec, reused): the call's own arrays go with its job. On no memory
+ * the call is kept as one with none, which no v-call matches. */
+static void keep_vectors(dpc_coll_args_t *a, size_t **vec)
+{
+    const size_t **v[4] = {&a->counts, &a->displs, &a->scounts, &a->sdispls};
+    size_t p = (size_t)a->size, n = 0;
+    for (int k = 0; k < 4; k++)
+        n += *v[k] ? p : 0;
+    if (n == 0)
+        return;
+    size_t *mem = realloc(*vec, sizeof(size_t) * 4 * p);
+    if (!mem) {
+        a->coll = DPC_COLL_COUNT;   /* (matches nothing) */
+        return;
+    }
+    *vec = mem;
+    for (int k = 0; k < 4; k++)
+        if (*v[k]) {
+            memcpy(mem, *v[k], sizeof(size_t) * p);
+            *v[k] = mem;
+            mem += p;
+        }
 }
 
 int dpc_op_complete(dpc_req_t *op)
@@ -536,7 +609,9 @@ int dpc_op_complete(dpc_req_t *op)
         }
         c->replay[v].s = op->s;
         c->replay[v].al = op->al;
+        c->replay[v].forced = dpc_g.cfg.force[j->a.coll];
         c->replay[v].a = j->a;
+        keep_vectors(&c->replay[v].a, &c->replay[v].vec);
         c->replay[v].used = ++c->replay_clock;
         op->s = NULL;
     }

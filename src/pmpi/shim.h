@@ -81,8 +81,9 @@ typedef struct dpc_comm {
                                   call (algorithm, arguments) repeats, moved
                                   onto its buffers if those are others */
         dpc_sched_t *s;
-        const dpc_algo_t *al;
+        const dpc_algo_t *al, *forced;   /* the choice, and what was forced then */
         dpc_coll_args_t a;
+        size_t *vec;           /* a's counts and displacements (v-variants), owned */
         unsigned long used;    /* for least-recently-used eviction */
     } replay[DPC_REPLAY_SLOTS];
     unsigned long replay_clock;

@@ -515,6 +515,65 @@ START_TEST(test_rotate)
 }
 END_TEST
 
+/* The v-variants repeated (their kept schedules are found by their counts
+ * and displacements, moved onto other buffers): two count vectors with the
+ * same first count and total but blocks elsewhere, alternating, with gaps
+ * between the blocks, on rotating buffers, against PMPI. */
+START_TEST(test_rotate_v)
+{
+    enum { SETS = 3, SPAN = 4096 };
+    int p = t_size;
+    int *arena = malloc(sizeof(int) * (size_t)SETS * 3 * SPAN);
+    int cnt[2][64], dsp[2][64], scnt[64], sdsp[64];
+    for (int v = 0; v < 2; v++)
+        for (int i = 0, at = 0; i < p; i++) {
+            /* v 0: 5, 7, 9...; v 1: 5, then the rest reversed (same total) */
+            cnt[v][i] = 5 + 2 * (v && i ? p - i : i);
+            dsp[v][i] = at + 3 * v;
+            at += cnt[v][i] + 3;
+        }
+    for (int i = 0, at = 0; i < p; i++) {   /* alltoallv: what this rank sends each */
+        scnt[i] = 1 + (t_rank + 2 * i) % 5;
+        sdsp[i] = at;
+        at += scnt[i] + 1;
+    }
+    for (int it = 0; it < 36; it++) {
+        int kind = it % 3, v = (it / 3) % 2, set = (it / 6) % SETS;
+        int *in = arena + (size_t)set * 3 * SPAN + set, *out = in + SPAN, *ref = out + SPAN;
+        for (int i = 0; i < SPAN - 8; i++) {
+            in[i] = (i * 11 + it * 7 + t_rank * 131) % 1000 - 500;
+            out[i] = ref[i] = -3;
+        }
+        int n = 0;
+        t_cases++;
+        if (kind == 0) {
+            MPI_Allgatherv(in, cnt[v][t_rank], MPI_INT, out, cnt[v], dsp[v], MPI_INT, MPI_COMM_WORLD);
+            PMPI_Allgatherv(in, cnt[v][t_rank], MPI_INT, ref, cnt[v], dsp[v], MPI_INT, MPI_COMM_WORLD);
+            n = dsp[v][p - 1] + cnt[v][p - 1];
+        } else if (kind == 1) {
+            /* what each rank receives from rank i: what i sends to it */
+            int rcnt[64], rdsp[64];
+            for (int i = 0, at = 0; i < p; i++) {
+                rcnt[i] = 1 + (i + 2 * t_rank) % 5;
+                rdsp[i] = at + v;
+                at += rcnt[i] + 2;
+                n = rdsp[i] + rcnt[i];
+            }
+            MPI_Alltoallv(in, scnt, sdsp, MPI_INT, out, rcnt, rdsp, MPI_INT, MPI_COMM_WORLD);
+            PMPI_Alltoallv(in, scnt, sdsp, MPI_INT, ref, rcnt, rdsp, MPI_INT, MPI_COMM_WORLD);
+        } else {
+            MPI_Reduce_scatter(in, out, cnt[v], MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            PMPI_Reduce_scatter(in, ref, cnt[v], MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            n = cnt[v][t_rank];
+        }
+        if (memcmp(out, ref, sizeof(int) * (size_t)n))
+            t_fail("v-variant %d, counts %d, buffer set %d: differs from PMPI", kind, v, set);
+    }
+    free(arena);
+    t_agree("v-variants repeated on other buffers");
+}
+END_TEST
+
 /* A root that runs ahead: 20000 bcasts of 8 KiB back to back, the root
  * done with each as soon as its message is out. The others must not pile
  * the messages up in memory (the mailboxes leave what nobody has asked for
@@ -822,6 +881,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "repeat")) {
         tcase_add_test(tc, test_repeat);
         tcase_add_test(tc, test_rotate);
+        tcase_add_test(tc, test_rotate_v);
     }
     else if (!strcmp(mode, "flood"))
         tcase_add_test(tc, test_flood);
