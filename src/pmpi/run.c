@@ -382,8 +382,7 @@ static bool moves_onto(const dpc_coll_args_t *was, const dpc_coll_args_t *now,
         mv[(*n)++] = (dpc_sched_move_t){was->sbuf, now->sbuf, in};
     uintptr_t r = (uintptr_t)was->rbuf, sb = (uintptr_t)was->sbuf;
     bool overlap = was->rbuf && was->sbuf && r < sb + in && sb < r + out;
-    return !overlap || (char *)now->rbuf - (char *)was->rbuf ==
-                           (const char *)now->sbuf - (const char *)was->sbuf;
+    return !overlap || (uintptr_t)now->rbuf - r == (uintptr_t)now->sbuf - sb;
 }
 
 /* The tags of a communicator's collective number seq. */
@@ -433,7 +432,7 @@ int dpc_op_start(dpc_req_t *op)
      * choice is not in the choice cache) */
     bool replay = replayable(op), movable = !j->pipe.on && !j->dev_staged;
     bool choose_late = replay && movable && !dpc_g.cfg.explain;
-    const dpc_algo_t *al = NULL, *forced = dpc_g.cfg.force[a->coll];
+    const dpc_algo_t *al = NULL, *forced = op->forced = dpc_g.cfg.force[a->coll];
     if (!choose_late && !(al = dpc_choose(c, a, j->call)))
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
                          dpc_coll_name(a->coll));
@@ -609,7 +608,7 @@ int dpc_op_complete(dpc_req_t *op)
         }
         c->replay[v].s = op->s;
         c->replay[v].al = op->al;
-        c->replay[v].forced = dpc_g.cfg.force[j->a.coll];
+        c->replay[v].forced = op->forced;
         c->replay[v].a = j->a;
         keep_vectors(&c->replay[v].a, &c->replay[v].vec);
         c->replay[v].used = ++c->replay_clock;

@@ -211,6 +211,7 @@ typedef struct dpc_req {
     bool held;                      /* holds a reference on c */
     bool replayed;                  /* its schedule is a finished one run again */
     int replay_slot;                /* ... taken from this slot of c->replay */
+    const dpc_algo_t *forced;       /* the algorithm forced when it started */
     int err;                        /* MPI error code of the call */
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */
