@@ -237,6 +237,51 @@ START_TEST(test_replay)
 }
 END_TEST
 
+/* A replayed schedule moved onto other buffers (dpc_sched_rebase): its
+ * send reads from the new input, its reduce writes the new output from the
+ * new operand, scratch stays where it was, the old buffers are left alone;
+ * refused unless the schedule is rearmed for a replay. */
+START_TEST(test_rebase)
+{
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+    int32_t bufs[3][3][4];   /* per run: x (rank 0's input), y, out (rank 1's) */
+    int32_t *tmp = dpc_sched_scratch(s[1], 4 * sizeof(int32_t));
+    dpc_sched_send(s[0], 1, 5, bufs[0][0], 4 * sizeof(int32_t), DPC_NO_DEPS);
+    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 5, tmp, 4 * sizeof(int32_t), DPC_NO_DEPS);
+    dpc_sched_reduce(s[1], bufs[0][2], tmp, bufs[0][1], 4, DPC_INT32, DPC_OP_SUM, DPC_AFTER(rv));
+    dpc_sched_move_t mv[2] = {{bufs[0][0], NULL, sizeof(bufs[0][0])}};
+    ck_assert_int_eq(dpc_sched_rebase(s[0], mv, 1), DPC_ERR_STATE);   /* not rearmed */
+    for (int run = 0; run < 3; run++) {
+        for (int b = 0; b < 3; b++)
+            for (int i = 0; i < 4; i++)
+                bufs[run][b][i] = b == 2 ? -1 : (b + 1) * 100 * (run + 1) + i;
+        if (run > 0) {
+            dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0),
+                                      .tag_base = (uint64_t)(run + 1) << 40, .mem = DPC_MEM_HOST};
+            ck_assert_int_eq(dpc_sched_replay(s[0], &prm), DPC_OK);
+            prm.tp = dpc_sim_transport(sim, 1);
+            ck_assert_int_eq(dpc_sched_replay(s[1], &prm), DPC_OK);
+            /* (rank 1: output first, then the operand, as the shim lists them) */
+            dpc_sched_move_t m0 = {bufs[run - 1][0], bufs[run][0], sizeof(bufs[0][0])};
+            dpc_sched_move_t m1[2] = {{bufs[run - 1][2], bufs[run][2], sizeof(bufs[0][2])},
+                                      {bufs[run - 1][1], bufs[run][1], sizeof(bufs[0][1])}};
+            ck_assert_int_eq(dpc_sched_rebase(s[0], &m0, 1), DPC_OK);
+            ck_assert_int_eq(dpc_sched_rebase(s[1], m1, 2), DPC_OK);
+        }
+        run_both_ok(sim, s);
+        for (int i = 0; i < 4; i++) {
+            ck_assert_int_eq(bufs[run][2][i], 100 * (run + 1) + i + 200 * (run + 1) + i);
+            for (int r = 0; r < run; r++)   /* earlier outputs untouched */
+                ck_assert_int_eq(bufs[r][2][i], 100 * (r + 1) + i + 200 * (r + 1) + i);
+        }
+    }
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 /* A region ends with its schedule: a read that comes later (an algorithm
  * whose owner did not wait for its peers) fails, and says from whom, and
  * so does a read out of the region's bounds. */
@@ -755,6 +800,7 @@ int main(void)
     tcase_add_test(tc, test_one_sided_after_owner_left);
     tcase_add_test(tc, test_defer_local_expose);
     tcase_add_test(tc, test_replay);
+    tcase_add_test(tc, test_rebase);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
     tcase_add_test(tc, test_local_slices);
