@@ -170,6 +170,17 @@ START_TEST(test_streaming_copy)
 }
 END_TEST
 
+/* Both ranks' finished schedules rearmed for run number `run` (its own tag
+ * base). */
+static void replay_both(dpc_sim_t *sim, dpc_sched_t **s, int run)
+{
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r),
+                                  .tag_base = (uint64_t)(run + 1) << 40, .mem = DPC_MEM_HOST};
+        ck_assert_int_eq(dpc_sched_replay(s[r], &prm), DPC_OK);
+    }
+}
+
 /* A finished schedule run again (replay): same steps, new tag base, new
  * data in the same buffers; refused while it runs and when its scratch came
  * from a pool. */
@@ -188,11 +199,7 @@ START_TEST(test_replay)
             y[i] = 1000 * (run + 1);
         }
         if (run > 0) {
-            dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0),
-                                      .tag_base = (uint64_t)(run + 1) << 40, .mem = DPC_MEM_HOST};
-            ck_assert_int_eq(dpc_sched_replay(s[0], &prm), DPC_OK);
-            prm.tp = dpc_sim_transport(sim, 1);
-            ck_assert_int_eq(dpc_sched_replay(s[1], &prm), DPC_OK);
+            replay_both(sim, s, run);
         }
         dpc_status_t st[2];
         ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
@@ -257,11 +264,7 @@ START_TEST(test_rebase)
             for (int i = 0; i < 4; i++)
                 bufs[run][b][i] = b == 2 ? -1 : (b + 1) * 100 * (run + 1) + i;
         if (run > 0) {
-            dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0),
-                                      .tag_base = (uint64_t)(run + 1) << 40, .mem = DPC_MEM_HOST};
-            ck_assert_int_eq(dpc_sched_replay(s[0], &prm), DPC_OK);
-            prm.tp = dpc_sim_transport(sim, 1);
-            ck_assert_int_eq(dpc_sched_replay(s[1], &prm), DPC_OK);
+            replay_both(sim, s, run);
             /* (rank 1: output first, then the operand, as the shim lists them) */
             dpc_sched_move_t m0 = {bufs[run - 1][0], bufs[run][0], sizeof(bufs[0][0])};
             dpc_sched_move_t m1[2] = {{bufs[run - 1][2], bufs[run][2], sizeof(bufs[0][2])},
