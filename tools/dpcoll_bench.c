@@ -50,8 +50,9 @@ typedef struct bufs {
 static void shape(int c, size_t bytes, size_t *count, size_t *nbytes)
 {
     *count = timed_count(coll_of[c], bytes / sizeof(float), size);
-    /* (the whole buffer: a block per rank where the call has blocks) */
-    *nbytes = (c == C_ALLREDUCE || c == C_BCAST ? *count : *count * (size_t)size) * sizeof(float);
+    /* (the whole buffer: the larger of a rank's input and output) */
+    size_t in = timed_in_elems(coll_of[c], *count, size), out = timed_out_elems(coll_of[c], *count, size);
+    *nbytes = (in > out ? in : out) * sizeof(float);
 }
 
 static double bus_factor(int c)

@@ -373,9 +373,11 @@ static void buffer_bytes(const dpc_coll_args_t *a, size_t *in, size_t *out)
 static bool moves_onto(const dpc_coll_args_t *was, const dpc_coll_args_t *now,
                        dpc_sched_move_t mv[2], int *n)
 {
+    *n = 0;
+    if (was->sbuf == now->sbuf && was->rbuf == now->rbuf)
+        return true;   /* the common loop on the same buffers: nothing to size */
     size_t in, out;
     buffer_bytes(was, &in, &out);
-    *n = 0;
     if (was->rbuf && out && was->rbuf != now->rbuf)
         mv[(*n)++] = (dpc_sched_move_t){was->rbuf, now->rbuf, out};
     if (was->sbuf && in && was->sbuf != now->sbuf)
