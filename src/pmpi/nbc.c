@@ -37,6 +37,10 @@
  * turn, before going back to sleep. Not when ranks outnumber cores: there
  * the core belongs to the rank that has work. */
 #define PROG_SPIN_NS 100000u
+/* A nap where the thread cannot sleep on the fd, and how many turns in a
+ * row the fd may be found busy before the thread naps (see progress_main) */
+#define PROG_NAP_US 20
+#define PROG_BUSY_TURNS 64
 
 static uint64_t mono_ns(void)
 {
@@ -98,6 +102,7 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     uint64_t spin_until = 0, spin = dpc_g.oversubscribed ? 0 : PROG_SPIN_NS;
+    unsigned busy_turns = 0;
     pthread_mutex_lock(&dpc_g.lock);
     while (!dpc_g.prog_stop) {
         if (dpc_g.nb_active == 0 || dpc_g.drivers > 0) {
@@ -120,14 +125,30 @@ static void *progress_main(void *arg)
             continue;
         }
         int fd = dpc_ucx_arm(dpc_g.ux);
-        if (fd == DPC_UCX_ARM_BUSY)
-            continue;                      /* events pending: progress again */
+        if (fd == DPC_UCX_ARM_BUSY) {
+            /* Events pending: progress again, but with the lock let go
+             * first. A record in the mailbox that no posted receive wants
+             * yet (a peer already in a collective on another communicator)
+             * stays there and keeps the arm busy until a program thread
+             * posts that collective, which takes this lock: holding it
+             * across turns would keep the record there for good. After
+             * many busy turns in a row it is such a record, not new
+             * events: nap instead of spinning a core on it. */
+            pthread_mutex_unlock(&dpc_g.lock);
+            if (++busy_turns < PROG_BUSY_TURNS)
+                sched_yield();
+            else
+                usleep(PROG_NAP_US);
+            relock();
+            continue;
+        }
+        busy_turns = 0;
         pthread_mutex_unlock(&dpc_g.lock);
         if (fd >= 0) {
             struct pollfd pfd = {.fd = fd, .events = POLLIN};
             poll(&pfd, 1, PROG_POLL_MS);
         } else {
-            usleep(20);                    /* no wakeup support: nap, don't spin */
+            usleep(PROG_NAP_US);           /* no wakeup support: nap, don't spin */
         }
         relock();
         spin_until = mono_ns() + spin;

@@ -42,6 +42,12 @@ int dpc_persist_init(void)
     return PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
 }
 
+/* Ours behind a request handle. The handle is set (dpc_persist_create) and
+ * taken back (retire) under the lock, so an op never matches a handle the
+ * MPI library does not hold for it: an op listed before its receive exists,
+ * or one whose receive has been freed but that is not destroyed yet, would
+ * otherwise match the handle the library hands out next, to another thread,
+ * and that thread would start, wait for or free someone else's collective. */
 static dpc_req_t *find(MPI_Request req)
 {
     if (req == MPI_REQUEST_NULL)
@@ -58,11 +64,13 @@ static dpc_req_t *find(MPI_Request req)
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req)
 {
     int tag = (int)(__atomic_fetch_add(&next_tag, 1u, __ATOMIC_RELAXED) % (tag_ub + 1u));
-    int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, self_comm, &op->req);
+    MPI_Request r;
+    int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, self_comm, &r);
     if (rc != MPI_SUCCESS)
         return rc;
     op->tag = tag;
     dpc_lock(true);
+    op->req = r;                /* under the lock: find() reads it */
     op->c->refs++;              /* the state lives as long as the request */
     op->held = true;
     op->completed = true;       /* inactive */
@@ -70,6 +78,17 @@ int dpc_persist_create(dpc_req_t *op, MPI_Request *req)
     dpc_unlock(true);
     *req = op->req;
     return MPI_SUCCESS;
+}
+
+/* Before the library frees op's receive (and may give its handle out again):
+ * find() must no longer see op. Returns the handle to free. */
+static MPI_Request retire(dpc_req_t *op)
+{
+    dpc_lock(true);
+    MPI_Request r = op->req;
+    op->req = MPI_REQUEST_NULL;
+    dpc_unlock(true);
+    return r;
 }
 
 /* Start one of ours: our collective, then the library's receive. */
@@ -152,7 +171,7 @@ void dpc_persist_destroy_all(void)
         if (!victim)
             break;
         settle(victim, true);
-        MPI_Request r = victim->req;
+        MPI_Request r = retire(victim);
         if (r != MPI_REQUEST_NULL) {
             PMPI_Wait(&r, MPI_STATUS_IGNORE);
             PMPI_Request_free(&r);
@@ -352,6 +371,7 @@ DPCOLL_API int MPI_Request_free(MPI_Request *request)
         settle(op, true);
         PMPI_Wait(request, MPI_STATUS_IGNORE);
     }
+    retire(op);
     int rc = PMPI_Request_free(request);
     __atomic_sub_fetch(&dpc_persistent_live, 1, __ATOMIC_RELAXED);
     dpc_nbc_destroy(op);

@@ -668,6 +668,7 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
         op->c = c;
         op->comm = comm;
         op->mode = mode;
+        op->req = MPI_REQUEST_NULL;   /* no handle yet: persist.c's find() skips it */
         op->ipc = ipc;
         return dpc_nbc_post(op, req);
     }

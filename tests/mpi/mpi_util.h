@@ -19,4 +19,7 @@ void t_agree(const char *what);
 /* runs the suite in this process (rank 0 reports): how many tests failed */
 int t_run(Suite *s);
 
+/* tests kept in files of their own, for test_mpi_misc's modes */
+void add_handle_reuse_test(TCase *tc);   /* handle_reuse.c: threads */
+
 #endif

@@ -872,8 +872,10 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_timeout);
     else if (!strcmp(mode, "cycles"))
         tcase_add_test(tc, test_dup_free_cycles);
-    else if (!strcmp(mode, "threads"))
+    else if (!strcmp(mode, "threads")) {
         tcase_add_test(tc, test_threads);
+        add_handle_reuse_test(tc);
+    }
     else if (!strcmp(mode, "disabled"))
         tcase_add_test(tc, test_disabled);
     else if (!strcmp(mode, "average"))

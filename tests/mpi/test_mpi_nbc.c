@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "dpcoll.h"
 #include "mpi_util.h"
 
@@ -376,6 +377,84 @@ START_TEST(test_left_to_program)
 }
 END_TEST
 
+/* A nonblocking call on one communicator in flight (the progress thread
+ * drives it), and a peer's message for a collective on another one waiting
+ * in this rank's mailbox, from a peer that the first call has no receive
+ * posted for: the program's next call, on that other communicator, must get
+ * in. Ranks 0 and 1 share x, ranks 0 and 2 share y; rank 1 joins x only
+ * once rank 2 is through y, which needs rank 0 in y. Rank 1 waits 10 s at
+ * most (then joins x anyway, and the case fails), so a rank 0 shut out of
+ * y shows as a failure, not as a hang. */
+START_TEST(test_other_communicator_waiting)
+{
+    if (t_size < 3) {
+        t_agree("another communicator's message waiting (needs 3 ranks)");
+        return;
+    }
+    enum { N = 16384 };   /* beyond what is left to the program: the thread's */
+    MPI_Comm x, y;
+    MPI_Comm_split(MPI_COMM_WORLD, t_rank < 2 ? 0 : MPI_UNDEFINED, t_rank, &x);
+    MPI_Comm_split(MPI_COMM_WORLD, t_rank == 0 || t_rank == 2 ? 0 : MPI_UNDEFINED, t_rank, &y);
+    long *in = malloc(N * sizeof(long)), *out = malloc(N * sizeof(long)), one = 1, sum = 0;
+    for (int i = 0; i < N; i++)
+        in[i] = t_rank * 7 + i;
+    /* first calls first (a new communicator's first call is collective) */
+    if (x != MPI_COMM_NULL)
+        MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, x);
+    if (y != MPI_COMM_NULL)
+        MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, y);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request rq;
+    int rc = MPI_SUCCESS, token = 0;
+    sum = 0;
+    if (t_rank == 0) {
+        rc = MPI_Iallreduce(in, out, N, MPI_LONG, MPI_SUM, x, &rq);
+        usleep(200000);   /* rank 2's record for y arrives meanwhile */
+        MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, y);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    } else if (t_rank == 1) {
+        MPI_Request tr;
+        int got = 0;
+        PMPI_Irecv(&token, 1, MPI_INT, 2, 78, MPI_COMM_WORLD, &tr);
+        double end = PMPI_Wtime() + 10;
+        while (!got && PMPI_Wtime() < end) {
+            PMPI_Test(&tr, &got, MPI_STATUS_IGNORE);
+            if (!got)
+                usleep(1000);
+        }
+        if (!got)
+            t_fail("rank 0 not through its allreduce on y after 10 s, with a nonblocking one "
+                   "on x in flight and rank 2's message for y waiting");
+        rc = MPI_Iallreduce(in, out, N, MPI_LONG, MPI_SUM, x, &rq);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        PMPI_Wait(&tr, MPI_STATUS_IGNORE);
+    } else if (t_rank == 2) {
+        MPI_Allreduce(&one, &sum, 1, MPI_LONG, MPI_SUM, y);
+        PMPI_Send(&token, 1, MPI_INT, 1, 78, MPI_COMM_WORLD);
+    }
+    t_cases++;
+    if (rc != MPI_SUCCESS)
+        t_fail("the nonblocking allreduce on x failed: %s", dpcoll_error_message());
+    else if (t_rank < 2)
+        for (int i = 0; i < N; i++)
+            if (out[i] != 7 + 2L * i) {
+                t_fail("allreduce on x: element %d is %ld, want %ld", i, out[i], 7 + 2L * i);
+                break;
+            }
+    if ((t_rank == 0 || t_rank == 2) && sum != 2)
+        t_fail("allreduce on y: %ld, want 2", sum);
+    free(in);
+    free(out);
+    if (x != MPI_COMM_NULL)
+        MPI_Comm_free(&x);
+    if (y != MPI_COMM_NULL)
+        MPI_Comm_free(&y);
+    t_agree("a call on another communicator while a nonblocking one is in flight");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -390,6 +469,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_freed_under_it);
     tcase_add_test(tc, test_average_and_errors);
     tcase_add_test(tc, test_left_to_program);
+    tcase_add_test(tc, test_other_communicator_waiting);
     suite_add_tcase(s, tc);
     int failed = t_run(s) + !dpcoll_active();
     if (t_rank == 0)
