@@ -27,6 +27,7 @@
  * buffers and counts, DPC_FUZZ_VERBOSE prints every failure.
  */
 #include "config.h"
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,6 +478,29 @@ static uint64_t env_u(const char *name, uint64_t dflt)
     return v && *v ? strtoull(v, NULL, 10) : dflt;
 }
 
+/* The order this rank posts a batch in: any order that keeps each
+ * communicator's own (MPI asks that of collectives on one communicator, not
+ * across them), drawn per rank, so that ranks interleave communicators
+ * differently and a peer's messages for one come while this rank is still
+ * in another. */
+static void posting_order(const case_t *ks, int g, uint64_t seed, long i, int *order)
+{
+    uint64_t st = mix(seed ^ 0x0a11ull ^ (uint64_t)i * 131u ^ (uint64_t)(t_rank + 1) << 40);
+    bool posted[BATCH] = {false};
+    for (int n = 0; n < g; n++) {
+        int ready[BATCH], nready = 0;
+        for (int j = 0; j < g; j++) {
+            bool first = !posted[j];
+            for (int e = 0; e < j && first; e++)
+                first = posted[e] || ks[e].comm != ks[j].comm;
+            if (first)
+                ready[nready++] = j;
+        }
+        order[n] = ready[mix(st++) % (uint64_t)nready];
+        posted[order[n]] = true;
+    }
+}
+
 START_TEST(test_fuzz)
 {
     uint64_t seed = env_u("DPC_FUZZ_SEED", 1);
@@ -525,7 +549,10 @@ START_TEST(test_fuzz)
             fflush(stdout);
         int bad = 0;
         MPI_Request reqs[BATCH];
-        for (int j = 0; j < g; j++) {
+        int order[BATCH];
+        posting_order(ks, g, seed, i, order);
+        for (int n = 0; n < g; n++) {
+            int j = order[n];
             if (call(&ks[j], 0) != MPI_SUCCESS) {
                 t_fail("%s: the call failed: %s", ks[j].what, dpcoll_error_message());
                 bad = 1;

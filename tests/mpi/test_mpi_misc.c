@@ -156,10 +156,20 @@ static int barrier_under_canary(void)
     return changed;
 }
 
+/* A communicator that gets its libdpcoll state at its first collective:
+ * MPI_Comm_idup's (MPI_Comm_dup and the other blocking constructors set it
+ * up as they make it: comm_create.c). */
+static void lazy_dup(MPI_Comm parent, MPI_Comm *c)
+{
+    MPI_Request r;
+    MPI_Comm_idup(parent, c, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
 START_TEST(test_late_context)
 {
     MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    lazy_dup(MPI_COMM_WORLD, &c);
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     int in = 1, out = 0;
     t_cases++;
@@ -290,12 +300,13 @@ START_TEST(test_threads)
         t_agree("threads (MPI_THREAD_MULTIPLE not provided)");
         return;
     }
-    /* fresh communicators each round, so that every round's first calls
-     * set up their libdpcoll state at the same moment in both threads */
+    /* fresh communicators each round, set up lazily, so that every round's
+     * first calls set up their libdpcoll state at the same moment in both
+     * threads */
     for (int round = 0; round < THREAD_ROUNDS; round++) {
         MPI_Comm c[2];
-        MPI_Comm_dup(MPI_COMM_WORLD, &c[0]);
-        MPI_Comm_dup(MPI_COMM_WORLD, &c[1]);
+        lazy_dup(MPI_COMM_WORLD, &c[0]);
+        lazy_dup(MPI_COMM_WORLD, &c[1]);
         pthread_t th[2];
         thread_arg_t ta[2] = {{c[0], 0}, {c[1], 1000000}};
         for (int i = 0; i < 2; i++)

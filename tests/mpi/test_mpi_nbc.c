@@ -455,6 +455,44 @@ START_TEST(test_other_communicator_waiting)
 }
 END_TEST
 
+/* The first calls on two new communicators, posted in opposite orders by
+ * even and odd ranks (any order across communicators is the program's to
+ * choose for calls that do not block): neither may wait for the other
+ * ranks. A first call that agreed on the communicator's context id then and
+ * there waited for every member's first call on it: each rank for the
+ * other's, until DPCOLL_TIMEOUT. One pair from MPI_Comm_dup and MPI_Comm_split,
+ * which set up their state as they make the communicator. */
+START_TEST(test_first_calls_crossed)
+{
+    MPI_Comm a, b;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, t_size - t_rank, &b);
+    MPI_Comm_set_errhandler(a, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(b, MPI_ERRORS_RETURN);
+    int in[2] = {t_rank + 1, 10 * (t_rank + 1)}, out[2] = {0, 0};
+    MPI_Request rq[2];
+    int rc[2];
+    for (int k = 0; k < 2; k++) {
+        int which = t_rank % 2 ? 1 - k : k;   /* odd ranks: b first */
+        rc[which] = MPI_Iallreduce(&in[which], &out[which], 1, MPI_INT, MPI_SUM,
+                                   which ? b : a, &rq[which]);
+    }
+    t_cases++;
+    if (rc[0] != MPI_SUCCESS || rc[1] != MPI_SUCCESS) {
+        t_fail("crossed first calls: posting failed: %s", dpcoll_error_message());
+    } else {
+        MPI_Status st[2];
+        MPI_Waitall(2, rq, st);
+        int sum = t_size * (t_size + 1) / 2;
+        if (out[0] != sum || out[1] != 10 * sum)
+            t_fail("crossed first calls: %d and %d, want %d and %d", out[0], out[1], sum, 10 * sum);
+    }
+    MPI_Comm_free(&a);
+    MPI_Comm_free(&b);
+    t_agree("first calls on two new communicators in opposite orders");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -470,6 +508,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_average_and_errors);
     tcase_add_test(tc, test_left_to_program);
     tcase_add_test(tc, test_other_communicator_waiting);
+    tcase_add_test(tc, test_first_calls_crossed);
     suite_add_tcase(s, tc);
     int failed = t_run(s) + !dpcoll_active();
     if (t_rank == 0)
