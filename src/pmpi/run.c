@@ -179,9 +179,21 @@ static const dpc_algo_t *chosen_before(dpc_comm_t *c, const dpc_coll_args_t *a,
     return NULL;
 }
 
+/* The algorithm the program forced for this collective, if any. Not for
+ * libdpcoll's own calls (the device handshakes, dpc_tl_quiet): a program
+ * that forces allgather on one rank just before its own allgather must not
+ * change the algorithm of the handshake inside another collective that
+ * the other ranks, which have not forced it yet, make alike (seen in the
+ * fuzzer: a bcast's handshakes ran direct on one rank and ring on another,
+ * "message truncated"). */
+static const dpc_algo_t *forced_for(dpc_coll_t coll)
+{
+    return dpc_tl_quiet ? NULL : dpc_g.cfg.force[coll];
+}
+
 const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call)
 {
-    const dpc_algo_t *forced = dpc_g.cfg.force[a->coll];
+    const dpc_algo_t *forced = forced_for(a->coll);
     /* a call priced before on this communicator: the same choice (the
      * model's inputs are the same), without evaluating it again */
     bool cacheable = !a->counts && !a->scounts && !dpc_g.cfg.explain && !dpc_g.mt;
@@ -434,7 +446,7 @@ int dpc_op_start(dpc_req_t *op)
      * choice is not in the choice cache) */
     bool replay = replayable(op), movable = !j->pipe.on && !j->dev_staged;
     bool choose_late = replay && movable && !dpc_g.cfg.explain;
-    const dpc_algo_t *al = NULL, *forced = op->forced = dpc_g.cfg.force[a->coll];
+    const dpc_algo_t *al = NULL, *forced = op->forced = forced_for(a->coll);
     if (!choose_late && !(al = dpc_choose(c, a, j->call)))
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
                          dpc_coll_name(a->coll));

@@ -77,6 +77,14 @@ for np in 2 3 4; do
     DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi "$np" \
         "$top_builddir/tests/test_fakedev_fuzz" || fail=1
 done
+echo "== a forced allgather on some ranks, then a bcast whose device handshake is an allgather, 3 ranks"
+# (seed 4, cases 194-195: rank 0 forces allgather "direct" for its
+# nonblocking allgather before the bcast, rank 1 after it; the handshake
+# followed the program's forced algorithm and ran direct on one rank, ring
+# on another: "message truncated")
+DPC_FUZZ_SEED=4 DPC_FUZZ_FIRST=194 DPC_FUZZ_CASES=196 DPCOLL_TIMEOUT=30 \
+    DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 \
+    "$top_builddir/tests/test_fakedev_fuzz" || fail=1
 echo "== the same on two fake GPUs with peer access, 3 ranks"
 DPCOLL_FAKE_GPUS=2 DPCOLL_FAKE_P2P=1 DPC_FUZZ_SEED=2 \
     DPCOLL_CUDA_PLUGIN="$top_builddir/tests/.libs/libfakedev.so" mpi 3 \
