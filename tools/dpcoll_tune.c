@@ -320,7 +320,10 @@ static void coefficients(point_t *pt, dpc_coll_t coll, int p)
 
 static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST,
                                     DPC_ALLTOALL};
-enum { MAXPT = 512 };
+/* one run measures about 410; -r takes several runs' measurements
+ * concatenated (one header), which a fit averages over the machine's
+ * speed changes */
+enum { MAXPT = 4096 };
 
 /* times every algorithm of colls at every power of two up to maxb */
 static int measure_all(point_t *pt, int p, size_t maxb)
@@ -399,8 +402,11 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
         if (nf == 0)
             continue;   /* (blank) */
         if (nf < ncols || n == MAXPT) {
-            fprintf(stderr, "dpcoll_tune: %s line %d: %s\n", path, lineno,
-                    n == MAXPT ? "more measurements than the tool takes (512)" : "too few columns");
+            if (n == MAXPT)
+                fprintf(stderr, "dpcoll_tune: %s line %d: more measurements than the tool takes "
+                                "(%d)\n", path, lineno, (int)MAXPT);
+            else
+                fprintf(stderr, "dpcoll_tune: %s line %d: too few columns\n", path, lineno);
             fclose(f);
             return -1;
         }
