@@ -76,7 +76,8 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
          * two cores go about twice as fast, and the tree and ring
          * algorithms overtake the one-sided ones (2 ranks: reduce-scatter
          * 1 MiB, recursive halving 71 us against direct 97; in a slower
-         * run 137 against 64); no one set of constants fits both. The
+         * run 137 against 64); no one set of constants fits both
+         * (docs/bench/np2_fast.tune is a fit in the fast spell). The
          * session-9 machine's constants, fitted with the buffers left
          * alone, chose the binomial bcast at 128-512 KiB, which programs
          * saw at 0.65-0.85x MPICH here; these choose the direct one.) */
