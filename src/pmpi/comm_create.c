@@ -2,7 +2,7 @@
  * A new communicator's libdpcoll state, set up where the MPI library makes
  * the communicator.
  *
- * The state needs a context id agreed by all members (comm.c), which is a
+ * The state needs a context id agreed by all members (ctx.c), which is a
  * collective of its own. Made at the communicator's first collective, that
  * agreement made a nonblocking first call block until every member had
  * made its own first call on that communicator; ranks that post their
@@ -11,8 +11,11 @@
  * constructors below are collective over the new communicator's members and
  * ordered like any collective, so the agreement goes there, where the
  * members are together anyway (as the MPI library allocates its own context
- * ids). A communicator from a constructor not listed here (MPI_Comm_idup,
- * an intercommunicator's) is still set up at its first collective.
+ * ids). MPI_Comm_idup cannot wait for the agreement: it posts one on the
+ * parent, nonblocking, which the duplicate's first collective picks up
+ * (ctx.c). A communicator from a constructor not listed here
+ * (MPI_Comm_create_from_group, an intercommunicator's) is still set up at
+ * its first collective.
  *
  * A set-up that fails here is not the program's error yet (it may never
  * call a collective on the communicator): it goes unreported, and the first
@@ -54,6 +57,23 @@ DPCOLL_API int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 DPCOLL_API int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     PREPARED(PMPI_Comm_dup_with_info(comm, info, newcomm));
+}
+
+DPCOLL_API int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    int rc = PMPI_Comm_idup(comm, newcomm, request);
+    if (rc == MPI_SUCCESS)
+        dpc_ctx_idup_post(comm, *newcomm);
+    return rc;
+}
+
+DPCOLL_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                       MPI_Request *request)
+{
+    int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+    if (rc == MPI_SUCCESS)
+        dpc_ctx_idup_post(comm, *newcomm);
+    return rc;
 }
 
 DPCOLL_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)

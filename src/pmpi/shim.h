@@ -118,6 +118,16 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
 int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p);
 int dpc_comm_keyval_create(void);
 void dpc_comm_release_builtin(void);
+/* Context ids (ctx.c). init: at dpc_comm_keyval_create (an MPI error
+ * code); fini: at MPI_Finalize. agree: a new communicator's, collectively
+ * (an MPI error code). release: a freed communicator's. idup_post: after
+ * the MPI library's MPI_Comm_idup, posts the duplicate's agreement on the
+ * parent. */
+int dpc_ctx_init(void);
+void dpc_ctx_fini(void);
+int dpc_ctx_agree(MPI_Comm comm, const char *call, int *ctx_p);
+void dpc_ctx_release(int ctx);
+void dpc_ctx_idup_post(MPI_Comm parent, MPI_Comm child);
 
 /* Datatype analysis: how a datatype lays out, and the predefined basic type
  * all its elements are made of (signature-based, so ranks with different

@@ -169,6 +169,16 @@ echo "== DPCOLL_TIMEOUT=2, rank 0 absent, 3 ranks"
 DPCOLL_TIMEOUT=2 mpi 3 "$misc" timeout 2>&1 | grep -v 'UCX  WARN' || fail=1
 echo "== a member late for a new communicator's first call (after the others' DPCOLL_TIMEOUT=1), 2 ranks"
 DPCOLL_TIMEOUT=1 mpi 2 "$misc" latectx || fail=1
+# (before the agreement went with MPI_Comm_idup, every rank timed out)
+for np in 2 3; do
+    out=$(DPCOLL_STATS=1 DPCOLL_TIMEOUT=20 mpi "$np" "$misc" idup 2>&1); rc=$?
+    echo "$out" | grep -v '^libdpcoll stats' | tail -2
+    check "MPI_Comm_idup duplicates first used in crossed orders, and many in flight, $np ranks" \
+        test $rc -eq 0
+    check "... and every allreduce on them ran on libdpcoll, $np ranks" \
+        sh -c 'echo "$1" | grep "stats: rank 0 allreduce:" | grep -q "on libdpcoll.*; 0 to PMPI"' \
+        _ "$out"
+done
 echo "== DPCOLL_DISABLE=1"
 DPCOLL_DISABLE=1 mpi 2 "$misc" disabled || fail=1
 echo "== dpcoll_op_avg and bfloat16, 3 ranks; and through MPICH (DPCOLL_DISABLE=1)"

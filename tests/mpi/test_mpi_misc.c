@@ -4,7 +4,7 @@
  * communicator still usable), timeouts that name the ranks waited for,
  * communicator dup/free cycles that leave memory flat, MPI_THREAD_MULTIPLE,
  * DPCOLL_DISABLE, large-count calls beyond int, dpcoll_predict against the
- * algorithms calls run. The mode is argv[1]; tests/mpi/run.sh runs each.
+ * algorithms calls run, MPI_Comm_idup's duplicates used in crossed orders. The mode is argv[1]; tests/mpi/run.sh runs each.
  */
 #include "config.h"
 #include <pthread.h>
@@ -157,14 +157,111 @@ static int barrier_under_canary(void)
 }
 
 /* A communicator that gets its libdpcoll state at its first collective:
- * MPI_Comm_idup's (MPI_Comm_dup and the other blocking constructors set it
- * up as they make it: comm_create.c). */
+ * MPI_Comm_create_from_group's (MPI_Comm_dup and the other blocking
+ * constructors set it up as they make it, MPI_Comm_idup posts its
+ * agreement with the duplication: comm_create.c). */
 static void lazy_dup(MPI_Comm parent, MPI_Comm *c)
+{
+    static int serial;
+    char tag[64];
+    snprintf(tag, sizeof(tag), "org.dpcoll.test.lazy.%d", serial++);
+    MPI_Group g;
+    MPI_Comm_group(parent, &g);
+    MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, c);
+    MPI_Group_free(&g);
+}
+
+/* MPI_Comm_idup's duplicate, its duplication complete. */
+static void idup_dup(MPI_Comm parent, MPI_Comm *c)
 {
     MPI_Request r;
     MPI_Comm_idup(parent, c, &r);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
+
+/* Two duplicates from MPI_Comm_idup, first used by nonblocking calls that
+ * the even ranks post in one order and the odd ranks in the other (MPI
+ * allows any order across communicators). When a duplicate's context id
+ * was agreed at its first collective, each rank's first call waited there
+ * for the other ranks' first call on the same duplicate, and all of them
+ * timed out (DPCOLL_TIMEOUT); the agreement now goes with the duplication.
+ * Returns the number of wrong results. */
+static int idup_cross_orders(void)
+{
+    MPI_Comm d[2];
+    MPI_Request r[2], q[2];
+    MPI_Status st[2];
+    MPI_Comm_idup(MPI_COMM_WORLD, &d[0], &r[0]);
+    MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &d[1], &r[1]);
+    MPI_Waitall(2, r, st);
+    long in[2] = {t_rank + 1, 1000L * (t_rank + 1)}, out[2] = {0, 0};
+    long want = (long)t_size * (t_size + 1) / 2;
+    int bad = 0;
+    for (int k = 0; k < 2; k++) {
+        int i = (t_rank % 2) ^ k;
+        MPI_Comm_set_errhandler(d[i], MPI_ERRORS_RETURN);
+        int rc = MPI_Iallreduce(&in[i], &out[i], 1, MPI_LONG, MPI_SUM, d[i], &q[i]);
+        if (rc != MPI_SUCCESS) {
+            t_fail("MPI_Iallreduce on duplicate %d, posted %s: %s", i, k ? "second" : "first",
+                   dpcoll_error_message());
+            q[i] = MPI_REQUEST_NULL;
+            bad++;
+        }
+    }
+    if (MPI_Waitall(2, q, st) != MPI_SUCCESS) {
+        t_fail("MPI_Waitall on the two duplicates failed: %s", dpcoll_error_message());
+        bad++;
+    }
+    for (int i = 0; i < 2; i++) {
+        t_cases++;
+        if (out[i] != (i ? 1000 : 1) * want) {
+            t_fail("duplicate %d: sum %ld, expected %ld", i, out[i], (i ? 1000 : 1) * want);
+            bad++;
+        }
+        MPI_Comm_free(&d[i]);
+    }
+    return bad;
+}
+
+/* More duplicates in flight at once than there are windows of ids for
+ * their agreements (comm.c: the later ones are set up at their first
+ * call, when the others still hold their windows), a third of them freed unused (their windows come back), the rest
+ * used newest first, each alternately blocking and nonblocking. Then the
+ * crossed orders again: they hang if the windows did not come back. */
+#define IDUP_MANY 160
+START_TEST(test_idup_orders)
+{
+    idup_cross_orders();
+    MPI_Comm d[IDUP_MANY];
+    MPI_Request r[IDUP_MANY];
+    for (int i = 0; i < IDUP_MANY; i++)
+        MPI_Comm_idup(MPI_COMM_WORLD, &d[i], &r[i]);
+    for (int i = 0; i < IDUP_MANY; i++)
+        MPI_Wait(&r[i], MPI_STATUS_IGNORE);
+    for (int i = IDUP_MANY - 1; i >= 0; i--) {
+        if (i % 3 == 1) {
+            MPI_Comm_free(&d[i]);
+            continue;
+        }
+        int in = t_rank + i, out = -1;
+        MPI_Request q;
+        if (i % 2)
+            MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, d[i]);
+        else {
+            MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_SUM, d[i], &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+        t_cases++;
+        if (out != t_size * (t_size - 1) / 2 + t_size * i)
+            t_fail("duplicate %d of %d in flight at once: sum %d, expected %d", i, IDUP_MANY,
+                   out, t_size * (t_size - 1) / 2 + t_size * i);
+        MPI_Comm_free(&d[i]);
+    }
+    for (int round = 0; round < 3; round++)
+        idup_cross_orders();
+    t_agree("MPI_Comm_idup duplicates first used in crossed orders, and many in flight");
+}
+END_TEST
 
 START_TEST(test_late_context)
 {
@@ -305,8 +402,13 @@ START_TEST(test_threads)
      * threads */
     for (int round = 0; round < THREAD_ROUNDS; round++) {
         MPI_Comm c[2];
+        /* (every other round the second from MPI_Comm_idup: its agreement,
+         * posted with the duplication, beside the first's at its first call) */
         lazy_dup(MPI_COMM_WORLD, &c[0]);
-        lazy_dup(MPI_COMM_WORLD, &c[1]);
+        if (round % 2)
+            idup_dup(MPI_COMM_WORLD, &c[1]);
+        else
+            lazy_dup(MPI_COMM_WORLD, &c[1]);
         pthread_t th[2];
         thread_arg_t ta[2] = {{c[0], 0}, {c[1], 1000000}};
         for (int i = 0; i < 2; i++)
@@ -904,6 +1006,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_predict);
     else if (!strcmp(mode, "leftbehind"))
         tcase_add_test(tc, test_left_behind);
+    else if (!strcmp(mode, "idup"))
+        tcase_add_test(tc, test_idup_orders);
     suite_add_tcase(s, tc);
     int failed = t_run(s);
     MPI_Finalize();
