@@ -13,9 +13,9 @@
  * members are together anyway (as the MPI library allocates its own context
  * ids). MPI_Comm_idup cannot wait for the agreement: it posts one on the
  * parent, nonblocking, which the duplicate's first collective picks up
- * (ctx.c). A communicator from a constructor not listed here
- * (MPI_Comm_create_from_group, an intercommunicator's) is still set up at
- * its first collective.
+ * (ctx.c). An intracommunicator still set up at its first collective is
+ * one whose set-up failed here, or an MPI_Comm_idup duplicate whose
+ * agreement found no id (ctx.c).
  *
  * A set-up that fails here is not the program's error yet (it may never
  * call a collective on the communicator): it goes unreported, and the first
@@ -74,6 +74,12 @@ DPCOLL_API int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *n
     if (rc == MPI_SUCCESS)
         dpc_ctx_idup_post(comm, *newcomm);
     return rc;
+}
+
+DPCOLL_API int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                          MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    PREPARED(PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm));
 }
 
 DPCOLL_API int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)

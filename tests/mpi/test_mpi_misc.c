@@ -156,21 +156,6 @@ static int barrier_under_canary(void)
     return changed;
 }
 
-/* A communicator that gets its libdpcoll state at its first collective:
- * MPI_Comm_create_from_group's (MPI_Comm_dup and the other blocking
- * constructors set it up as they make it, MPI_Comm_idup posts its
- * agreement with the duplication: comm_create.c). */
-static void lazy_dup(MPI_Comm parent, MPI_Comm *c)
-{
-    static int serial;
-    char tag[64];
-    snprintf(tag, sizeof(tag), "org.dpcoll.test.lazy.%d", serial++);
-    MPI_Group g;
-    MPI_Comm_group(parent, &g);
-    MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, c);
-    MPI_Group_free(&g);
-}
-
 /* MPI_Comm_idup's duplicate, its duplication complete. */
 static void idup_dup(MPI_Comm parent, MPI_Comm *c)
 {
@@ -179,21 +164,58 @@ static void idup_dup(MPI_Comm parent, MPI_Comm *c)
     MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
-/* Two duplicates from MPI_Comm_idup, first used by nonblocking calls that
- * the even ranks post in one order and the odd ranks in the other (MPI
- * allows any order across communicators). When a duplicate's context id
- * was agreed at its first collective, each rank's first call waited there
- * for the other ranks' first call on the same duplicate, and all of them
- * timed out (DPCOLL_TIMEOUT); the agreement now goes with the duplication.
- * Returns the number of wrong results. */
-static int idup_cross_orders(void)
+/* Duplicates never used: while they live, their context agreements hold
+ * every window of ids (128 of them: dpcoll.7), and a duplicate made then
+ * is set up at its first collective. */
+#define HOLDERS 160
+static MPI_Comm holders[HOLDERS];
+static bool holding;
+
+static void holders_free(void)
+{
+    if (holding)
+        for (int i = 0; i < HOLDERS; i++)
+            MPI_Comm_free(&holders[i]);
+    holding = false;
+}
+
+/* A communicator that gets its libdpcoll state at its first collective
+ * (the blocking constructors set it up as they make it, and MPI_Comm_idup
+ * posts its agreement with the duplication while there are windows:
+ * comm_create.c, ctx.c). */
+static void lazy_dup(MPI_Comm parent, MPI_Comm *c)
+{
+    if (!holding)
+        for (int i = 0; i < HOLDERS; i++)
+            idup_dup(MPI_COMM_WORLD, &holders[i]);
+    holding = true;
+    idup_dup(parent, c);
+}
+
+/* Two duplicates from MPI_Comm_idup (from_group: two communicators from
+ * MPI_Comm_create_from_group), first used by nonblocking calls that the
+ * even ranks post in one order and the odd ranks in the other (MPI allows
+ * any order across communicators). When their context ids were agreed at
+ * their first collectives, each rank's first call waited there for the
+ * other ranks' first call on the same communicator, and all of them timed
+ * out (DPCOLL_TIMEOUT); the agreement now goes with the duplication, or
+ * with the making. Returns the number of wrong results. */
+static int cross_orders(bool from_group)
 {
     MPI_Comm d[2];
     MPI_Request r[2], q[2];
     MPI_Status st[2];
-    MPI_Comm_idup(MPI_COMM_WORLD, &d[0], &r[0]);
-    MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &d[1], &r[1]);
-    MPI_Waitall(2, r, st);
+    if (from_group) {   /* (MPI-4's, blocking: set up as it is made) */
+        MPI_Group g;
+        MPI_Comm_group(MPI_COMM_WORLD, &g);
+        MPI_Comm_create_from_group(g, "org.dpcoll.test.a", MPI_INFO_NULL, MPI_ERRORS_RETURN, &d[0]);
+        MPI_Comm_create_from_group(g, "org.dpcoll.test.b", MPI_INFO_NULL, MPI_ERRORS_RETURN, &d[1]);
+        MPI_Group_free(&g);
+    } else {
+        MPI_Comm_idup(MPI_COMM_WORLD, &d[0], &r[0]);
+        MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &d[1], &r[1]);
+        MPI_Waitall(2, r, st);
+    }
     long in[2] = {t_rank + 1, 1000L * (t_rank + 1)}, out[2] = {0, 0};
     long want = (long)t_size * (t_size + 1) / 2;
     int bad = 0;
@@ -202,20 +224,21 @@ static int idup_cross_orders(void)
         MPI_Comm_set_errhandler(d[i], MPI_ERRORS_RETURN);
         int rc = MPI_Iallreduce(&in[i], &out[i], 1, MPI_LONG, MPI_SUM, d[i], &q[i]);
         if (rc != MPI_SUCCESS) {
-            t_fail("MPI_Iallreduce on duplicate %d, posted %s: %s", i, k ? "second" : "first",
-                   dpcoll_error_message());
+            t_fail("MPI_Iallreduce on %s %d, posted %s: %s", from_group ? "new communicator" :
+                   "duplicate", i, k ? "second" : "first", dpcoll_error_message());
             q[i] = MPI_REQUEST_NULL;
             bad++;
         }
     }
     if (MPI_Waitall(2, q, st) != MPI_SUCCESS) {
-        t_fail("MPI_Waitall on the two duplicates failed: %s", dpcoll_error_message());
+        t_fail("MPI_Waitall on the two new communicators failed: %s", dpcoll_error_message());
         bad++;
     }
     for (int i = 0; i < 2; i++) {
         t_cases++;
         if (out[i] != (i ? 1000 : 1) * want) {
-            t_fail("duplicate %d: sum %ld, expected %ld", i, out[i], (i ? 1000 : 1) * want);
+            t_fail("%s %d: sum %ld, expected %ld", from_group ? "new communicator" : "duplicate",
+                   i, out[i], (i ? 1000 : 1) * want);
             bad++;
         }
         MPI_Comm_free(&d[i]);
@@ -231,7 +254,8 @@ static int idup_cross_orders(void)
 #define IDUP_MANY 160
 START_TEST(test_idup_orders)
 {
-    idup_cross_orders();
+    cross_orders(false);
+    cross_orders(true);
     MPI_Comm d[IDUP_MANY];
     MPI_Request r[IDUP_MANY];
     for (int i = 0; i < IDUP_MANY; i++)
@@ -258,8 +282,9 @@ START_TEST(test_idup_orders)
         MPI_Comm_free(&d[i]);
     }
     for (int round = 0; round < 3; round++)
-        idup_cross_orders();
-    t_agree("MPI_Comm_idup duplicates first used in crossed orders, and many in flight");
+        cross_orders(false);
+    t_agree("MPI_Comm_idup duplicates (and MPI_Comm_create_from_group communicators) first "
+            "used in crossed orders, and many duplicates in flight");
 }
 END_TEST
 
@@ -405,10 +430,12 @@ START_TEST(test_threads)
         /* (every other round the second from MPI_Comm_idup: its agreement,
          * posted with the duplication, beside the first's at its first call) */
         lazy_dup(MPI_COMM_WORLD, &c[0]);
-        if (round % 2)
+        if (round % 2) {
+            holders_free();   /* (their windows come back) */
             idup_dup(MPI_COMM_WORLD, &c[1]);
-        else
+        } else {
             lazy_dup(MPI_COMM_WORLD, &c[1]);
+        }
         pthread_t th[2];
         thread_arg_t ta[2] = {{c[0], 0}, {c[1], 1000000}};
         for (int i = 0; i < 2; i++)
@@ -1010,6 +1037,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_idup_orders);
     suite_add_tcase(s, tc);
     int failed = t_run(s);
+    holders_free();
     MPI_Finalize();
     return failed ? 1 : 0;
 }
