@@ -92,7 +92,7 @@ else
     done
     run "nonblocking and persistent calls with the progress thread, 2 ranks" \
         $mpi -n 2 tests/test_mpi_nbc
-    for m in errors repeat threads largecount predict average; do
+    for m in errors repeat threads largecount predict average idup; do
         run "test_mpi_misc $m, 3 ranks" $mpi -n 3 tests/test_mpi_misc $m
     done
     # (ASan holds freed blocks back to catch a use after free, which the

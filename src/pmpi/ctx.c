@@ -333,10 +333,15 @@ static int pending_take(MPI_Comm comm, const char *call, int *ctx_p, int *rc)
         }
         sched_yield();
     }
+    if (trc != MPI_SUCCESS) {
+        /* (its buffers may still be the request's: abandoned, not taken) */
+        PMPI_Comm_delete_attr(comm, pend_keyval);
+        return 0;
+    }
     const uint64_t *all = p->buf + NWORDS + 1;
     int ctx = -1;
     pthread_mutex_lock(&ctx_lock);
-    for (int w = 0; trc == MPI_SUCCESS && w < NWORDS && ctx < 0; w++)
+    for (int w = 0; w < NWORDS && ctx < 0; w++)
         if (all[w]) {
             ctx = w * 64 + __builtin_ctzll(all[w]);
             dpc_g.ctx_used[w] |= UINT64_C(1) << (ctx % 64);
@@ -351,7 +356,6 @@ static int pending_take(MPI_Comm comm, const char *call, int *ctx_p, int *rc)
     *rc = MPI_SUCCESS;
     return 1;
 }
-
 
 int dpc_ctx_init(void)
 {
