@@ -16,6 +16,7 @@
 #include "config.h"
 #include "shim.h"
 #include "dpc_log.h"
+#include "reqmap.h"
 #include <sched.h>
 #include <stdlib.h>
 
@@ -42,22 +43,27 @@ int dpc_persist_init(void)
     return PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
 }
 
-/* Ours behind a request handle. The handle is set (dpc_persist_create) and
- * taken back (retire) under the lock, so an op never matches a handle the
- * MPI library does not hold for it: an op listed before its receive exists,
- * or one whose receive has been freed but that is not destroyed yet, would
- * otherwise match the handle the library hands out next, to another thread,
- * and that thread would start, wait for or free someone else's collective. */
+/* Ours behind a request handle (reqmap.h), under map_lock, which only
+ * threads inside MPI calls take (with MPI_THREAD_MULTIPLE: the progress
+ * thread never looks here). A handle enters the map (dpc_persist_create)
+ * and leaves it (retire) under the lock, so an op never matches a handle
+ * the MPI library does not hold for it: an op mapped before its receive
+ * exists, or one whose receive has been freed but that is not destroyed
+ * yet, would otherwise match the handle the library hands out next, to
+ * another thread, and that thread would start, wait for or free someone
+ * else's collective. */
+static dpc_reqmap_t map;
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static dpc_req_t *find(MPI_Request req)
 {
     if (req == MPI_REQUEST_NULL)
         return NULL;
-    dpc_req_t *hit = NULL;
-    dpc_lock(true);
-    for (dpc_req_t *op = dpc_g.ops; op && !hit; op = op->next)
-        if (op->mode == DPC_PERSISTENT && op->req == req)
-            hit = op;
-    dpc_unlock(true);
+    if (dpc_g.mt)
+        pthread_mutex_lock(&map_lock);
+    dpc_req_t *hit = dpc_reqmap_get(&map, req);
+    if (dpc_g.mt)
+        pthread_mutex_unlock(&map_lock);
     return hit;
 }
 
@@ -69,8 +75,15 @@ int dpc_persist_create(dpc_req_t *op, MPI_Request *req)
     if (rc != MPI_SUCCESS)
         return rc;
     op->tag = tag;
+    pthread_mutex_lock(&map_lock);
+    int full = dpc_reqmap_put(&map, r, op);
+    pthread_mutex_unlock(&map_lock);
+    if (full) {
+        PMPI_Request_free(&r);
+        return MPI_ERR_NO_MEM;
+    }
     dpc_lock(true);
-    op->req = r;                /* under the lock: find() reads it */
+    op->req = r;
     op->c->refs++;              /* the state lives as long as the request */
     op->held = true;
     op->completed = true;       /* inactive */
@@ -88,6 +101,9 @@ static MPI_Request retire(dpc_req_t *op)
     MPI_Request r = op->req;
     op->req = MPI_REQUEST_NULL;
     dpc_unlock(true);
+    pthread_mutex_lock(&map_lock);
+    dpc_reqmap_del(&map, r);
+    pthread_mutex_unlock(&map_lock);
     return r;
 }
 
@@ -181,6 +197,7 @@ void dpc_persist_destroy_all(void)
     }
     if (self_comm != MPI_COMM_NULL)
         PMPI_Comm_free(&self_comm);
+    dpc_reqmap_free(&map);
 }
 
 DPCOLL_API int MPI_Start(MPI_Request *request)
