@@ -78,7 +78,7 @@ if [ $name = tsan ]; then
 else
     # every unit test but test_scale (its thousands of simulated ranks take
     # minutes here and exercise the same algorithm code as test_matrix)
-    for t in reduce sched sim cost pipeline shm mailbox config; do
+    for t in reduce sched sim cost pipeline shm mailbox config reqmap; do
         run "unit test test_$t" tests/test_$t
     done
     run "unit test test_matrix (DPC_TEST_QUICK: 10 group sizes)" env DPC_TEST_QUICK=1 tests/test_matrix
