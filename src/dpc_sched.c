@@ -846,7 +846,7 @@ static dpc_status_t fail(dpc_sched_t *s)
     return s->status;
 }
 
-dpc_status_t dpc_sched_test(dpc_sched_t *s)
+static dpc_status_t test(dpc_sched_t *s, bool transport)
 {
     if (s->state == S_DONE)
         return DPC_OK;
@@ -857,7 +857,8 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s)
     dpc_transport_t *tp = s->prm.tp;
     run_ready(s);
     if (s->status == DPC_OK && s->ndone < s->nsteps) {
-        tp->ops->progress(tp);
+        if (transport)
+            tp->ops->progress(tp);
         if (s->dev_inflight)
             s->prm.dev_ops->progress(s->prm.dev_ctx);
         run_ready(s);
@@ -890,6 +891,16 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s)
         }
     }
     return DPC_INPROGRESS;
+}
+
+dpc_status_t dpc_sched_test(dpc_sched_t *s)
+{
+    return test(s, true);
+}
+
+dpc_status_t dpc_sched_test_progressed(dpc_sched_t *s)
+{
+    return test(s, false);
 }
 
 dpc_status_t dpc_sched_wait(dpc_sched_t *s)

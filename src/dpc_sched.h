@@ -213,6 +213,9 @@ void dpc_sched_set_error(dpc_sched_t *s, dpc_status_t st);
 dpc_status_t dpc_sched_start(dpc_sched_t *s);
 /* Progress once: DPC_OK when complete, DPC_INPROGRESS, or the first error. */
 dpc_status_t dpc_sched_test(dpc_sched_t *s);
+/* The same, the caller having just progressed the transport itself (once
+ * for many schedules on one transport). */
+dpc_status_t dpc_sched_test_progressed(dpc_sched_t *s);
 /* Progress until done or failed; yields the CPU while idle. */
 dpc_status_t dpc_sched_wait(dpc_sched_t *s);
 

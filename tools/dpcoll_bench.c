@@ -61,9 +61,51 @@ static double bus_factor(int c)
     return c == C_ALLREDUCE ? 2 * (p - 1) / p : c == C_BCAST ? 1 : (p - 1) / p;
 }
 
+/* -i N: N calls in flight at once, each on buffers of its own (MPI_I...
+ * then one MPI_Waitall), and the time per call: many small nonblocking
+ * calls posted together, as a training step posts its gradients' buckets */
+static int inflight;
+static size_t out_elems(int c, size_t count);
+
+static int run_nb(int c, int native, bufs_t *b, size_t count, float *out)
+{
+    int n = (int)count, rc = MPI_SUCCESS;
+    size_t sin = timed_in_elems(coll_of[c], count, size), sout = out_elems(c, count);
+    MPI_Request req[inflight];
+    MPI_Status st[inflight];
+    for (int i = 0; i < inflight && rc == MPI_SUCCESS; i++) {
+        float *in = b->in + (size_t)i * sin, *o = out + (size_t)i * sout;
+        switch (c) {
+        case C_ALLREDUCE:
+            rc = (native ? PMPI_Iallreduce : MPI_Iallreduce)(in, o, n, MPI_FLOAT, MPI_SUM,
+                                                             MPI_COMM_WORLD, &req[i]);
+            break;
+        case C_RS:
+            rc = (native ? PMPI_Ireduce_scatter_block : MPI_Ireduce_scatter_block)(
+                in, o, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[i]);
+            break;
+        case C_ALLGATHER:
+            rc = (native ? PMPI_Iallgather : MPI_Iallgather)(in, n, MPI_FLOAT, o, n, MPI_FLOAT,
+                                                             MPI_COMM_WORLD, &req[i]);
+            break;
+        case C_BCAST:
+            rc = (native ? PMPI_Ibcast : MPI_Ibcast)(o, n, MPI_FLOAT, 0, MPI_COMM_WORLD, &req[i]);
+            break;
+        default:
+            rc = (native ? PMPI_Ialltoall : MPI_Ialltoall)(in, n, MPI_FLOAT, o, n, MPI_FLOAT,
+                                                           MPI_COMM_WORLD, &req[i]);
+        }
+    }
+    /* (the MPI library's own wait for its own calls; the program's for ours) */
+    return rc != MPI_SUCCESS ? rc
+                             : (native ? PMPI_Waitall : MPI_Waitall)(inflight, req, st);
+}
+
 static int run(int c, int native, bufs_t *b, size_t count, float *out)
 {
     int n = (int)count;
+    if (inflight)
+        return run_nb(c, native, b, count, out);
     switch (c) {
     case C_ALLREDUCE:
         return (native ? PMPI_Allreduce : MPI_Allreduce)(b->in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -86,7 +128,8 @@ static int run(int c, int native, bufs_t *b, size_t count, float *out)
 static void refill(int c, bufs_t *b, size_t count, float *out)
 {
     if (c == C_BCAST && rank == 0)
-        memcpy(out, b->in, sizeof(float) * count);
+        for (int i = 0; i < (inflight ? inflight : 1); i++)
+            memcpy(out + (size_t)i * count, b->in + (size_t)i * count, sizeof(float) * count);
 }
 
 /* -t: the caches as a program leaves them, the producer of a call's input
@@ -97,17 +140,20 @@ static void refill(int c, bufs_t *b, size_t count, float *out)
  * in its own cache: that favours writing into peers over reading from them,
  * which a program that reads its results does not see. */
 static int touch;
-static size_t out_elems(int c, size_t count);
+static size_t calls(void)
+{
+    return inflight ? (size_t)inflight : 1;
+}
 static void produce(int c, bufs_t *b, size_t count)
 {
     /* every line of the input written (with the value it holds: the
      * results stay checkable); a bcast's root refills (refill) */
     if (c != C_BCAST)
-        touch_write_lines(b->in, timed_in_elems(coll_of[c], count, size) * sizeof(float));
+        touch_write_lines(b->in, timed_in_elems(coll_of[c], count, size) * sizeof(float) * calls());
 }
 static void consume(int c, const float *out, size_t count)
 {
-    touch_read_lines(out, out_elems(c, count) * sizeof(float));
+    touch_read_lines(out, out_elems(c, count) * sizeof(float) * calls());
 }
 
 static size_t out_elems(int c, size_t count)
@@ -151,7 +197,7 @@ static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, doub
                 sync_with(side);
                 double t0 = MPI_Wtime();
                 run(c, side, b, count, side ? b->ref : b->out);
-                t[side][done[side]++] = MPI_Wtime() - t0;
+                t[side][done[side]++] = (MPI_Wtime() - t0) / (double)calls();
                 if (touch)
                     consume(c, side ? b->ref : b->out, count);
             }
@@ -170,7 +216,7 @@ static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, doub
 
 static long wrong(int c, bufs_t *b, size_t count)
 {
-    size_t n = out_elems(c, count);
+    size_t n = out_elems(c, count) * calls();
     for (size_t i = 0; i < n; i++)
         b->out[i] = b->ref[i] = -12345.f;
     refill(c, b, count, b->out);
@@ -198,7 +244,9 @@ static void usage(void)
                "  -p FILE    also write a gnuplot script plotting busbw vs size (run: gnuplot FILE)\n"
                "  -q         no table on stdout (CSV/plot only)\n"
                "  -t         producer/consumer caches: before each call every rank writes its input\n"
-               "             (a bcast's root its buffer), after it reads its output; both untimed\n");
+               "             (a bcast's root its buffer), after it reads its output; both untimed\n"
+               "  -i N       nonblocking: N calls in flight at once, each on buffers of its own\n"
+               "             (MPI_I... N times, then MPI_Waitall), time per call (default -e 1M)\n");
 }
 
 static size_t parse_size(const char *s)
@@ -221,15 +269,15 @@ int main(int argc, char **argv)
     size_t minb = 8, maxb = 64u << 20;
     int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
     const char *csv = NULL, *plot = NULL;
-    int opt;
-    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qth")) != -1) {
+    int opt, max_given = 0;
+    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:h")) != -1) {
         switch (opt) {
         case 'c':
             for (int c = 0; c < NC; c++)
                 use[c] = strstr(optarg, cname[c]) != NULL;
             break;
         case 'b': minb = parse_size(optarg); break;
-        case 'e': maxb = parse_size(optarg); break;
+        case 'e': maxb = parse_size(optarg); max_given = 1; break;
         case 'f': factor = atoi(optarg) > 1 ? atoi(optarg) : 2; break;
         case 'n': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'a': all_algos = strcmp(optarg, "auto") != 0; break;
@@ -237,18 +285,21 @@ int main(int argc, char **argv)
         case 'p': plot = optarg; break;
         case 'q': quiet = 1; break;
         case 't': touch = 1; break;
+        case 'i': inflight = atoi(optarg) > 0 && atoi(optarg) <= 1024 ? atoi(optarg) : 0; break;
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
+    if (inflight && !max_given)
+        maxb = 1u << 20;
     if (!dpcoll_active() && rank == 0)
         fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
     bufs_t b;
-    b.cap = maxb / sizeof(float) + (size_t)size + 16;
+    b.cap = (maxb / sizeof(float) + (size_t)size + 16) * calls();
     b.in = malloc(sizeof(float) * b.cap * (size_t)size);
     b.out = malloc(sizeof(float) * b.cap * (size_t)size);
     b.ref = malloc(sizeof(float) * b.cap * (size_t)size);
     if (!b.in || !b.out || !b.ref) {
-        fprintf(stderr, "dpcoll_bench: out of memory for %zu bytes\n", maxb);
+        fprintf(stderr, "dpcoll_bench: out of memory for %zu bytes x %zu calls\n", maxb, calls());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     for (size_t i = 0; i < b.cap * (size_t)size; i++)
@@ -262,6 +313,9 @@ int main(int argc, char **argv)
                "native = the MPI library's own collective, same buffers, same run%s\n", size, reps,
                touch ? "; each rank writes its input before each call and reads its output after "
                        "(-t)" : "");
+    if (rank == 0 && !quiet && inflight)
+        printf("# nonblocking (-i %d): %d calls in flight at once (MPI_I... on buffers of their "
+               "own, then MPI_Waitall); times are per call\n", inflight, inflight);
     double logsum[NC] = {0};
     int nlog[NC] = {0}, model_rows = 0, model_within = 0;
     for (int c = 0; c < NC; c++) {

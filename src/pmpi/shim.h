@@ -53,6 +53,10 @@ typedef struct dpc_shim {
     MPI_Datatype bf16;      /* dpcoll_type_bfloat16 */
     /* nonblocking collectives (nbc.c) */
     int nb_active;          /* ops whose schedule still runs (atomic reads) */
+    size_t nb_active_bytes; /* ... their jobs' bytes, together (atomic reads) */
+    unsigned long long nb_started, prog_wakes;   /* DPCOLL_STATS: nonblocking and
+                               persistent starts, and how often the progress thread
+                               was woken for them (under the lock) */
     int drivers;            /* user threads now progressing the engine */
     int nb_orphans;         /* ops whose request was freed while they ran */
     int lock_wanted;        /* user threads waiting for the lock */
@@ -82,6 +86,7 @@ typedef struct dpc_comm {
                                   onto its buffers if those are others */
         dpc_sched_t *s;
         const dpc_algo_t *al, *forced;   /* the choice, and what was forced then */
+        bool nb;               /* a nonblocking call's (see replayable) */
         dpc_coll_args_t a;
         size_t *vec;           /* a's counts and displacements (v-variants), owned */
         unsigned long used;    /* for least-recently-used eviction */
@@ -226,6 +231,7 @@ typedef struct dpc_req {
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */
     struct dpc_ipc_nb *ipc;         /* a device to device attempt first (ipc_nb.c) */
+    size_t active_bytes;            /* counted in dpc_g.nb_active_bytes while it runs */
 } dpc_req_t;
 typedef struct dpc_ipc_nb dpc_ipc_nb_t;
 
@@ -269,6 +275,9 @@ void dpc_nbc_destroy(dpc_req_t *op);
 int dpc_persist_init(void);   /* at MPI_Init (dpc_nbc_init) */
 /* After a start: the progress thread takes a running op on. */
 void dpc_nbc_wake(dpc_req_t *op);
+/* Whether every nonblocking op still running can be left to the program's
+ * MPI_Wait/MPI_Test without the progress thread (nbc.c); under the lock. */
+bool dpc_nbc_leavable_locked(void);
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req);
 void dpc_persist_destroy_all(void);
 /* Are the requests (some may be ours) in need of our help before the MPI

@@ -988,6 +988,59 @@ START_TEST(test_left_behind)
 }
 END_TEST
 
+/* Batches of small nonblocking and persistent calls in flight together,
+ * completed by one MPI_Waitall each, as a training step posts its small
+ * gradient buckets: exact integer sums. tests/mpi/run.sh runs it with
+ * DPCOLL_STATS=1 at 2 ranks and checks that the progress thread was not
+ * woken for them: each rank's messages are out when it posts, so the
+ * program's own MPI_Waitall finishes them. (It once was woken at every
+ * MPI_Waitall, and at every call beyond the 4th in flight: a batch of 16
+ * 8-byte MPI_Iallreduce took 2.6-2.8 us a call where MPICH's took 1.5.) */
+#define BATCH 16
+#define BATCH_ROUNDS 200
+START_TEST(test_batches)
+{
+    int in[BATCH][8], out[BATCH][8];
+    MPI_Request r[BATCH];
+    MPI_Status st[BATCH];
+    for (int pers = 0; pers < 2; pers++) {
+        if (pers)
+            for (int i = 0; i < BATCH; i++)
+                MPI_Allreduce_init(in[i], out[i], 8, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                   MPI_INFO_NULL, &r[i]);
+        for (int round = 0; round < BATCH_ROUNDS; round++) {
+            for (int i = 0; i < BATCH; i++)
+                for (int k = 0; k < 8; k++) {
+                    in[i][k] = (t_rank + 1) * (round + 1) + 100 * i + k;
+                    out[i][k] = -1;
+                }
+            if (pers)
+                MPI_Startall(BATCH, r);
+            else
+                for (int i = 0; i < BATCH; i++)
+                    MPI_Iallreduce(in[i], out[i], 8, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[i]);
+            if (MPI_Waitall(BATCH, r, st) != MPI_SUCCESS)
+                t_fail("%s batch %d: MPI_Waitall failed", pers ? "persistent" : "nonblocking",
+                       round);
+            for (int i = 0; i < BATCH; i++)
+                for (int k = 0; k < 8; k++) {
+                    int want = t_size * (t_size + 1) / 2 * (round + 1) + t_size * (100 * i + k);
+                    t_cases++;
+                    if (out[i][k] != want) {
+                        t_fail("%s batch %d, call %d, element %d: %d, expected %d",
+                               pers ? "persistent" : "nonblocking", round, i, k, out[i][k], want);
+                        break;
+                    }
+                }
+        }
+        if (pers)
+            for (int i = 0; i < BATCH; i++)
+                MPI_Request_free(&r[i]);
+    }
+    t_agree("batches of 16 small nonblocking and persistent allreduces");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "errors";
@@ -1035,6 +1088,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_left_behind);
     else if (!strcmp(mode, "idup"))
         tcase_add_test(tc, test_idup_orders);
+    else if (!strcmp(mode, "batch"))
+        tcase_add_test(tc, test_batches);
     suite_add_tcase(s, tc);
     int failed = t_run(s);
     holders_free();
