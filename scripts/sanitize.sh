@@ -70,6 +70,8 @@ if [ $name = tsan ]; then
         run "MPI_THREAD_MULTIPLE, two threads on two communicators, $np ranks" \
             $mpi -n $np tests/test_mpi_misc threads
     done
+    run "batches of small nonblocking and persistent calls, 2 ranks" \
+        $mpi -n 2 tests/test_mpi_misc batch
     run "nonblocking collectives, every algorithm, 2 ranks" \
         env DPC_TEST_QUICK=1 DPC_TEST_MODE=nonblocking $mpi -n 2 tests/test_mpi_coll
     run "device buffers on the fake device, 2 ranks" env "$fake" $mpi -n 2 tests/test_fakedev_coll
