@@ -262,9 +262,9 @@ static void op_test_locked(dpc_req_t *op)
 bool dpc_ops_progress_locked(void)
 {
     /* the transport once for all ops: every communicator's is the same UCX
-     * worker and mailboxes (progressed for each op, it took a sixth of the
-     * time of 16 small calls in flight, and MPI_Waitall polls every one of
-     * them, each poll making a pass) */
+     * worker and mailboxes (progressed for each op, a pass over 16 small
+     * calls in flight polled every mailbox 16 times, and MPI_Waitall polls
+     * each of its requests, each poll making a pass) */
     dpc_req_t *first = dpc_g.ops;
     while (first && !first->running)
         first = first->next;
