@@ -101,9 +101,68 @@ static int run_nb(int c, int native, bufs_t *b, size_t count, float *out)
                              : (native ? PMPI_Waitall : MPI_Waitall)(inflight, req, st);
 }
 
+/* -P: the same N calls as MPI-4 persistent requests (MPI_..._init once per
+ * row and side, outside the timing), each timed call an MPI_Startall of the
+ * N then one MPI_Waitall: a training loop that reuses its buckets' requests
+ * every step. The requests are bound to their buffers, and each side always
+ * runs on its own output (ours b->out, native b->ref: measure, wrong). */
+static int persistent;
+static MPI_Request *preq[2];
+
+static int make_persistent(int c, int native, bufs_t *b, size_t count, float *out)
+{
+    int n = (int)count, rc = MPI_SUCCESS;
+    size_t sin = timed_in_elems(coll_of[c], count, size), sout = out_elems(c, count);
+    MPI_Request *req = preq[native];
+    for (int i = 0; i < inflight && rc == MPI_SUCCESS; i++) {
+        float *in = b->in + (size_t)i * sin, *o = out + (size_t)i * sout;
+        MPI_Info info = MPI_INFO_NULL;
+        switch (c) {
+        case C_ALLREDUCE:
+            rc = (native ? PMPI_Allreduce_init : MPI_Allreduce_init)(
+                in, o, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, info, &req[i]);
+            break;
+        case C_RS:
+            rc = (native ? PMPI_Reduce_scatter_block_init : MPI_Reduce_scatter_block_init)(
+                in, o, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, info, &req[i]);
+            break;
+        case C_ALLGATHER:
+            rc = (native ? PMPI_Allgather_init : MPI_Allgather_init)(
+                in, n, MPI_FLOAT, o, n, MPI_FLOAT, MPI_COMM_WORLD, info, &req[i]);
+            break;
+        case C_BCAST:
+            rc = (native ? PMPI_Bcast_init : MPI_Bcast_init)(o, n, MPI_FLOAT, 0, MPI_COMM_WORLD,
+                                                              info, &req[i]);
+            break;
+        default:
+            rc = (native ? PMPI_Alltoall_init : MPI_Alltoall_init)(
+                in, n, MPI_FLOAT, o, n, MPI_FLOAT, MPI_COMM_WORLD, info, &req[i]);
+        }
+    }
+    return rc;
+}
+
+static void free_persistent(void)
+{
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < inflight; i++)
+            if (preq[side][i] != MPI_REQUEST_NULL)
+                (side ? PMPI_Request_free : MPI_Request_free)(&preq[side][i]);
+}
+
+static int run_persistent(int native)
+{
+    MPI_Status st[inflight];
+    int rc = (native ? PMPI_Startall : MPI_Startall)(inflight, preq[native]);
+    return rc != MPI_SUCCESS ? rc
+                             : (native ? PMPI_Waitall : MPI_Waitall)(inflight, preq[native], st);
+}
+
 static int run(int c, int native, bufs_t *b, size_t count, float *out)
 {
     int n = (int)count;
+    if (persistent)
+        return run_persistent(native);
     if (inflight)
         return run_nb(c, native, b, count, out);
     switch (c) {
@@ -246,7 +305,9 @@ static void usage(void)
                "  -t         producer/consumer caches: before each call every rank writes its input\n"
                "             (a bcast's root its buffer), after it reads its output; both untimed\n"
                "  -i N       nonblocking: N calls in flight at once, each on buffers of its own\n"
-               "             (MPI_I... N times, then MPI_Waitall), time per call (default -e 1M)\n");
+               "             (MPI_I... N times, then MPI_Waitall), time per call (default -e 1M)\n"
+               "  -P         persistent: the -i N calls (default 1) as MPI-4 persistent requests made\n"
+               "             once per row (MPI_..._init), then MPI_Startall + MPI_Waitall each time\n");
 }
 
 static size_t parse_size(const char *s)
@@ -270,7 +331,7 @@ int main(int argc, char **argv)
     int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
     const char *csv = NULL, *plot = NULL;
     int opt, max_given = 0;
-    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:h")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:Ph")) != -1) {
         switch (opt) {
         case 'c':
             for (int c = 0; c < NC; c++)
@@ -286,11 +347,17 @@ int main(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 't': touch = 1; break;
         case 'i': inflight = atoi(optarg) > 0 && atoi(optarg) <= 1024 ? atoi(optarg) : 0; break;
+        case 'P': persistent = 1; break;
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
+    if (persistent && !inflight)
+        inflight = 1;
     if (inflight && !max_given)
         maxb = 1u << 20;
+    MPI_Request preq_ours[persistent ? inflight : 1], preq_native[persistent ? inflight : 1];
+    preq[0] = preq_ours;
+    preq[1] = preq_native;
     if (!dpcoll_active() && rank == 0)
         fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
     bufs_t b;
@@ -313,7 +380,11 @@ int main(int argc, char **argv)
                "native = the MPI library's own collective, same buffers, same run%s\n", size, reps,
                touch ? "; each rank writes its input before each call and reads its output after "
                        "(-t)" : "");
-    if (rank == 0 && !quiet && inflight)
+    if (rank == 0 && !quiet && persistent)
+        printf("# persistent (-P -i %d): %d persistent requests on buffers of their own, made "
+               "once per row; each time MPI_Startall then MPI_Waitall; times are per call\n",
+               inflight, inflight);
+    else if (rank == 0 && !quiet && inflight)
         printf("# nonblocking (-i %d): %d calls in flight at once (MPI_I... on buffers of their "
                "own, then MPI_Waitall); times are per call\n", inflight, inflight);
     double logsum[NC] = {0};
@@ -340,6 +411,11 @@ int main(int argc, char **argv)
                 if (!algo || (ai >= 0 && !all_algos))
                     break;
                 dpcoll_set_algorithm(cname[c], algo);
+                if (persistent && (make_persistent(c, 0, &b, count, b.out) != MPI_SUCCESS ||
+                                   make_persistent(c, 1, &b, count, b.ref) != MPI_SUCCESS)) {
+                    fprintf(stderr, "dpcoll_bench: cannot make the persistent %s requests\n", cname[c]);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
                 long w = wrong(c, &b, count);
                 const char *shown = algo;
                 char label[64];
@@ -349,6 +425,8 @@ int main(int argc, char **argv)
                 }
                 double ours, nat;
                 measure(c, &b, count, r, &ours, &nat);
+                if (persistent)
+                    free_persistent();
                 double model = dpcoll_predict(cname[c], algo, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
                 if (ai >= 0 && model > 0) {
                     rows++;

@@ -191,6 +191,18 @@ void dpc_nbc_wake(dpc_req_t *op)
     dpc_unlock(true);
 }
 
+void dpc_nbc_hand_over(void)
+{
+    if (__atomic_load_n(&dpc_g.nb_active, __ATOMIC_ACQUIRE) == 0)
+        return;
+    dpc_lock(true);
+    if (dpc_g.drivers == 0 && dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked()) {
+        dpc_g.prog_wakes++;
+        pthread_cond_signal(&dpc_g.prog_cv);
+    }
+    dpc_unlock(true);
+}
+
 /* (the walk stops once it has seen every running op; it gives up, as if
  * one were not leavable, after this many, which idle persistent requests
  * in the list could otherwise make long at every wait) */
@@ -275,14 +287,19 @@ static int greq_wait(int count, void **extras, double timeout, MPI_Status *statu
 {
     (void)timeout;
     (void)status;
+    bool waited = false;
     for (int i = 0; i < count; i++) {
         dpc_req_t *op = extras[i];
         if (op->completed)
             continue;
-        if (!dpc_op_ended(op))
-            dpc_op_wait(op);
+        if (!dpc_op_ended(op)) {
+            dpc_op_wait_in_series(op);
+            waited = true;
+        }
         op_finish_request(op);
     }
+    if (waited)
+        dpc_nbc_hand_over();
     return MPI_SUCCESS;
 }
 

@@ -131,13 +131,13 @@ static int start(dpc_req_t *op)
 /* Our collective behind an active request: if it has ended (or, with
  * block, once it has), take its result and let the library's receive
  * complete. Returns whether it has ended. */
-static bool settle(dpc_req_t *op, bool block)
+static bool settle_in(dpc_req_t *op, bool block, bool series)
 {
     if (op->completed)
         return true;
     if (block) {
         if (!dpc_op_ended(op))
-            dpc_op_wait(op);
+            (series ? dpc_op_wait_in_series : dpc_op_wait)(op);
     } else {
         dpc_lock(true);
         if (op->running && dpc_g.drivers == 0)
@@ -151,17 +151,26 @@ static bool settle(dpc_req_t *op, bool block)
     return true;
 }
 
+static bool settle(dpc_req_t *op, bool block)
+{
+    return settle_in(op, block, false);
+}
+
 /* Settle every one of ours among reqs; returns how many are still running. */
 static int settle_all(int n, MPI_Request *reqs, bool block, dpc_req_t **ours)
 {
     int pending = 0;
+    bool any = false;
     for (int i = 0; i < n; i++) {
         dpc_req_t *op = find(reqs[i]);
         if (ours)
             ours[i] = op;
-        if (op && !settle(op, block))
+        any |= op != NULL;
+        if (op && !settle_in(op, block, true))
             pending++;
     }
+    if (block && any)
+        dpc_nbc_hand_over();
     return pending;
 }
 

@@ -283,7 +283,7 @@ bool dpc_ops_progress_locked(void)
  * too (ours may wait on a peer that waits on one of those). The progress
  * thread stands aside meanwhile (drivers > 0): two threads polling one
  * worker would only take turns at the lock and steal a core. */
-void dpc_op_wait(dpc_req_t *op)
+static void op_wait(dpc_req_t *op, bool hand_over)
 {
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_transport_t *tp = op->c->tp;
@@ -319,11 +319,26 @@ void dpc_op_wait(dpc_req_t *op)
     }
     /* (what is still running goes on in the progress thread, unless the
      * program can be left to finish all of it: dpc_nbc_leavable_locked) */
-    if (--dpc_g.drivers == 0 && dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked()) {
+    if (--dpc_g.drivers == 0 && hand_over && dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked()) {
         dpc_g.prog_wakes++;
         pthread_cond_signal(&dpc_g.prog_cv);
     }
     dpc_unlock(lk);
+}
+
+void dpc_op_wait(dpc_req_t *op)
+{
+    op_wait(op, true);
+}
+
+/* (a batch of 16 persistent bcasts at 2 ranks woke the thread at about 1
+ * in 4 starts on its root, which runs ahead until its rings to the other
+ * rank are full: each wait but the last ended with sends of the next ops
+ * still queued, and the thread it woke then contended for the lock with
+ * the very wait that drove them) */
+void dpc_op_wait_in_series(dpc_req_t *op)
+{
+    op_wait(op, false);
 }
 
 /* Small blocking and nonblocking calls whose schedule can be replayed
@@ -470,7 +485,14 @@ int dpc_op_start(dpc_req_t *op)
      * the forced one did), without pricing the alternatives (a v-variant's
      * choice is not in the choice cache) */
     bool replay = replayable(op), movable = !j->pipe.on && !j->dev_staged;
-    bool choose_late = replay && movable && !dpc_g.cfg.explain;
+    /* a small persistent call keeps its schedule from one start to the
+     * next, with scratch of its own, and runs it again while its arguments
+     * (buffers included: a packed type's may move) and the forced
+     * algorithm are what they were */
+    bool keep = op->mode == DPC_PERSISTENT && j->bytes <= DPC_REPLAY_MAX_BYTES && movable &&
+                !op->ipc && !trying;
+    const dpc_algo_t *was_forced = op->forced;
+    bool choose_late = (replay || keep) && movable && !dpc_g.cfg.explain;
     const dpc_algo_t *al = NULL, *forced = op->forced = forced_for(a->coll);
     if (!choose_late && !(al = dpc_choose(c, a, j->call)))
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
@@ -498,6 +520,16 @@ int dpc_op_start(dpc_req_t *op)
                                                                 : j->bytes / 64,
     };
     dpc_status_t st = DPC_OK;
+    op->replayed = false;
+    if (keep) {
+        prm.pool = NULL;
+        if (op->s && op->al && (choose_late ? was_forced == forced : al == op->al) &&
+            same_shape(&op->built, a) && op->built.sbuf == a->sbuf &&
+            op->built.rbuf == a->rbuf && dpc_sched_replay(op->s, &prm) == DPC_OK) {
+            op->replayed = true;
+            al = op->al;
+        }
+    }
     if (replay) {
         prm.pool = NULL;   /* its scratch must stay its own */
         /* a loop of one call finds it where it was last time */
@@ -549,6 +581,8 @@ int dpc_op_start(dpc_req_t *op)
         st = dpc_pipeline_run_build(c, j->call, a, &j->pipe, op->s, &op->al);
     else if (st == DPC_OK && !op->replayed)
         st = al->build(a, op->s);
+    if (keep)
+        op->built = *a;
     dpc_lock(lk);
     if (st == DPC_OK && trying)
         st = dpc_ipc_nb_start(op, tag_base(c, seq_ipc));

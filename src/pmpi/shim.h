@@ -227,6 +227,8 @@ typedef struct dpc_req {
     bool replayed;                  /* its schedule is a finished one run again */
     int replay_slot;                /* ... taken from this slot of c->replay */
     const dpc_algo_t *forced;       /* the algorithm forced when it started */
+    dpc_coll_args_t built;          /* persistent: the arguments its kept schedule was built
+                                     * for (dpc_op_start replays it while they hold) */
     int err;                        /* MPI error code of the call */
     MPI_Request req;                /* generalized (or persistent) request */
     int tag;                        /* persistent: the tag of its receive */
@@ -258,6 +260,10 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
  * (in this thread, with every other op in flight), then take its result. */
 int dpc_op_start(dpc_req_t *op);
 void dpc_op_wait(dpc_req_t *op);
+/* The same for a wait among several in a row (MPI_Waitall): leaves what is
+ * still running to the caller's dpc_nbc_hand_over after the last, instead
+ * of waking the progress thread for the ops it is about to wait for. */
+void dpc_op_wait_in_series(dpc_req_t *op);
 int dpc_op_complete(dpc_req_t *op);
 /* Tests every listed op once; the caller holds the lock (if locking).
  * True when some op has local work ready (no need to wait for the network). */
@@ -275,6 +281,9 @@ void dpc_nbc_destroy(dpc_req_t *op);
 int dpc_persist_init(void);   /* at MPI_Init (dpc_nbc_init) */
 /* After a start: the progress thread takes a running op on. */
 void dpc_nbc_wake(dpc_req_t *op);
+/* After a series of dpc_op_wait_in_series: the progress thread takes on
+ * whatever still runs that the program's next wait cannot be left to. */
+void dpc_nbc_hand_over(void);
 /* Whether every nonblocking op still running can be left to the program's
  * MPI_Wait/MPI_Test without the progress thread (nbc.c); under the lock. */
 bool dpc_nbc_leavable_locked(void);

@@ -196,6 +196,174 @@ START_TEST(test_persistent_restart)
 }
 END_TEST
 
+/* Small persistent requests keep their schedules from one MPI_Start to the
+ * next and run them again (dpc_op_start): every collective, restarted with
+ * new data each round, against the MPI library's own blocking result on
+ * the same inputs; with non-contiguous types, whose packed copies are made
+ * anew at each start (the kept schedule must not read last round's, which
+ * ASan's allocator always moves); in place; and with another algorithm
+ * forced midway, which must be the one that runs. */
+#define RP_N 12                  /* elements per block */
+#define RP_MAXP 8
+enum { RP_AR_VEC, RP_AR_INPLACE, RP_RSB, RP_RS, RP_AG_VEC, RP_AGV, RP_BC_VEC, RP_A2A, RP_A2AV, RP_NREQ };
+static const char *rp_name[RP_NREQ] = {"allreduce (strided type)", "allreduce (in place)",
+                                       "reduce_scatter_block", "reduce_scatter", "allgather (strided send type)",
+                                       "allgatherv", "bcast (strided type)", "alltoall", "alltoallv"};
+typedef struct {
+    int in[RP_MAXP * RP_N * 3], out[RP_NREQ][RP_MAXP * RP_N * 3], ref[RP_NREQ][RP_MAXP * RP_N * 3];
+    int rcounts[RP_MAXP], rdispls[RP_MAXP], scounts[RP_MAXP], sdispls[RP_MAXP];
+} rp_bufs_t;
+
+/* Every request's own call (persistent) or the MPI library's (ref). */
+static void rp_call(rp_bufs_t *b, int k, MPI_Datatype vec, int ref, MPI_Request *r)
+{
+    int *out = ref ? b->ref[k] : b->out[k], p = t_size, n = RP_N;
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Info ni = MPI_INFO_NULL;
+    switch (k) {
+    case RP_AR_VEC:   /* n of the strided type: every other int of 2n */
+        if (ref) {    /* (MPICH refuses MPI_SUM on a derived type: its ints packed) */
+            int x[RP_N], y[RP_N];
+            for (int i = 0; i < n; i++)
+                x[i] = b->in[2 * i];
+            PMPI_Allreduce(x, y, n, MPI_INT, MPI_SUM, w);
+            for (int i = 0; i < n; i++)
+                out[2 * i] = y[i];
+        } else {
+            MPI_Allreduce_init(b->in, out, n, vec, MPI_SUM, w, ni, r);
+        }
+        break;
+    case RP_AR_INPLACE:
+        ref ? PMPI_Allreduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, w)
+            : MPI_Allreduce_init(MPI_IN_PLACE, out, n, MPI_INT, MPI_SUM, w, ni, r);
+        break;
+    case RP_RSB:
+        ref ? PMPI_Reduce_scatter_block(b->in, out, n, MPI_INT, MPI_SUM, w)
+            : MPI_Reduce_scatter_block_init(b->in, out, n, MPI_INT, MPI_SUM, w, ni, r);
+        break;
+    case RP_RS:
+        ref ? PMPI_Reduce_scatter(b->in, out, b->rcounts, MPI_INT, MPI_SUM, w)
+            : MPI_Reduce_scatter_init(b->in, out, b->rcounts, MPI_INT, MPI_SUM, w, ni, r);
+        break;
+    case RP_AG_VEC:
+        ref ? PMPI_Allgather(b->in, n, vec, out, n, MPI_INT, w)
+            : MPI_Allgather_init(b->in, n, vec, out, n, MPI_INT, w, ni, r);
+        break;
+    case RP_AGV:
+        ref ? PMPI_Allgatherv(b->in, b->rcounts[t_rank], MPI_INT, out, b->rcounts, b->rdispls, MPI_INT, w)
+            : MPI_Allgatherv_init(b->in, b->rcounts[t_rank], MPI_INT, out, b->rcounts, b->rdispls,
+                                  MPI_INT, w, ni, r);
+        break;
+    case RP_BC_VEC:
+        ref ? PMPI_Bcast(out, n, vec, p - 1, w) : MPI_Bcast_init(out, n, vec, p - 1, w, ni, r);
+        break;
+    case RP_A2A:
+        ref ? PMPI_Alltoall(b->in, n, MPI_INT, out, n, MPI_INT, w)
+            : MPI_Alltoall_init(b->in, n, MPI_INT, out, n, MPI_INT, w, ni, r);
+        break;
+    default:
+        ref ? PMPI_Alltoallv(b->in, b->scounts, b->sdispls, MPI_INT, out, b->rcounts, b->rdispls,
+                             MPI_INT, w)
+            : MPI_Alltoallv_init(b->in, b->scounts, b->sdispls, MPI_INT, out, b->rcounts, b->rdispls,
+                                 MPI_INT, w, ni, r);
+    }
+}
+
+/* This round's inputs; the outputs (ours and the reference) all -7, which
+ * the calls must leave alone where a strided type skips */
+static void rp_fill(rp_bufs_t *b, int round)
+{
+    int len = RP_MAXP * RP_N * 3;
+    for (int i = 0; i < len; i++)
+        b->in[i] = (t_rank + 1) * 1000 + round * 37 + i;
+    for (int k = 0; k < RP_NREQ; k++)
+        for (int i = 0; i < len; i++) {
+            int v = k == RP_AR_INPLACE ? b->in[i] : k == RP_BC_VEC && t_rank == t_size - 1 ? b->in[i] : -7;
+            b->out[k][i] = b->ref[k][i] = v;
+        }
+}
+
+START_TEST(test_persistent_replay)
+{
+    int p = t_size;
+    if (p > RP_MAXP) {
+        t_agree("persistent replay (skipped: more than 8 ranks)");
+        return;
+    }
+    rp_bufs_t *b = calloc(1, sizeof(*b));
+    MPI_Datatype vec;    /* an int with a gap after it: 2 ints of extent */
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &vec);
+    MPI_Type_commit(&vec);
+    for (int q = 0, d = 0; q < p; q++) {
+        b->rcounts[q] = q + 1;   /* reduce_scatter, allgatherv, alltoallv's receive side */
+        b->rdispls[q] = d;
+        d += q + 2;              /* (a gap between blocks) */
+        b->scounts[q] = t_rank + 1;
+        b->sdispls[q] = q * (RP_MAXP + 1);
+    }
+    MPI_Request r[RP_NREQ];
+    for (int k = 0; k < RP_NREQ; k++)
+        rp_call(b, k, vec, 0, &r[k]);
+    /* forced midway, then back to the model's choice */
+    static const char *forced[][2] = {{"allreduce", "ring"}, {"reduce_scatter_block", "recursive_halving"},
+                                      {"allgather", "bruck"}, {"bcast", "scatter_allgather"},
+                                      {"alltoall", "bruck"}};
+    int nforced = (int)(sizeof(forced) / sizeof(forced[0]));
+    for (int round = 0; round < 8; round++) {
+        if (round == 4 || round == 6)
+            for (int f = 0; f < nforced; f++)
+                dpcoll_set_algorithm(forced[f][0], round == 4 ? forced[f][1] : "auto");
+        rp_fill(b, round);
+        /* (other blocks where the last round's packed copies were) */
+        void *junk[4];
+        for (int i = 0; i < 4; i++)
+            junk[i] = malloc((size_t)(16 << i));
+        if (round == 4) {
+            /* the in-place allreduce alone first: the forced algorithm runs */
+            MPI_Start(&r[RP_AR_INPLACE]);
+            const char *ran = dpcoll_last_algorithm();
+            t_cases++;
+            if (!ran || strcmp(ran, "ring"))
+                t_fail("persistent allreduce restarted after forcing ring ran %s", ran ? ran : "(none)");
+            MPI_Wait(&r[RP_AR_INPLACE], MPI_STATUS_IGNORE);
+            for (int k = 0; k < RP_NREQ; k++)
+                if (k != RP_AR_INPLACE)
+                    MPI_Start(&r[k]);
+            for (int k = RP_NREQ - 1; k >= 0; k--)
+                if (k != RP_AR_INPLACE)
+                    MPI_Wait(&r[k], MPI_STATUS_IGNORE);
+        } else if (round % 2) {
+            MPI_Startall(RP_NREQ, r);
+            MPI_Waitall(RP_NREQ, r, MPI_STATUSES_IGNORE);
+        } else {
+            for (int k = 0; k < RP_NREQ; k++) {
+                MPI_Start(&r[k]);
+                MPI_Wait(&r[k], MPI_STATUS_IGNORE);
+            }
+        }
+        for (int i = 0; i < 4; i++)
+            free(junk[i]);
+        for (int k = 0; k < RP_NREQ; k++)
+            rp_call(b, k, vec, 1, NULL);
+        for (int k = 0; k < RP_NREQ; k++) {
+            t_cases++;
+            for (int i = 0; i < RP_MAXP * RP_N * 3; i++)
+                if (b->out[k][i] != b->ref[k][i]) {
+                    t_fail("persistent %s, round %d, element %d: %d, MPI's own gives %d", rp_name[k],
+                           round, i, b->out[k][i], b->ref[k][i]);
+                    break;
+                }
+        }
+    }
+    for (int k = 0; k < RP_NREQ; k++)
+        MPI_Request_free(&r[k]);
+    MPI_Type_free(&vec);
+    free(b);
+    t_agree("small persistent requests restarted: every collective, strided types, in place, "
+            "an algorithm forced midway");
+}
+END_TEST
+
 START_TEST(test_freed_under_it)
 {
     int p = t_size;
@@ -504,6 +672,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_many_in_flight);
     tcase_add_test(tc, test_background_progress);
     tcase_add_test(tc, test_persistent_restart);
+    tcase_add_test(tc, test_persistent_replay);
     tcase_add_test(tc, test_freed_under_it);
     tcase_add_test(tc, test_average_and_errors);
     tcase_add_test(tc, test_left_to_program);
