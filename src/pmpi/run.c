@@ -378,6 +378,17 @@ static bool same_shape(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
            same_vec(x->scounts, y->scounts, x->size) && same_vec(x->sdispls, y->sdispls, x->size);
 }
 
+/* A replay slot's call in brief: calls with different keys cannot share
+ * a schedule (same_shape decides for those with the same); never 0. */
+static uint64_t replay_key(const dpc_coll_args_t *a, bool nb)
+{
+    uint64_t k = (uint64_t)a->coll * UINT64_C(0x9E3779B97F4A7C15);
+    k ^= (uint64_t)a->count * UINT64_C(0xC2B2AE3D27D4EB4F);
+    k ^= ((uint64_t)a->dtype << 40) ^ ((uint64_t)a->op << 48) ^ ((uint64_t)(unsigned)a->root << 16);
+    k ^= (uint64_t)a->in_place << 1 | (uint64_t)nb << 2;
+    return k | UINT64_C(1) << 63;
+}
+
 /* The end of the farthest block, in elements. */
 static size_t blocks_end(const size_t *counts, const size_t *displs, int p)
 {
@@ -535,8 +546,11 @@ int dpc_op_start(dpc_req_t *op)
         /* a loop of one call finds it where it was last time */
         /* (other buffers of the same sizes too, as a program that makes
          * fresh arrays has: the schedule is moved onto them) */
+        uint64_t key = replay_key(a, op->mode != DPC_BLOCKING);
         for (int k = -1; k < DPC_REPLAY_SLOTS && !op->s; k++) {
             int i = k < 0 ? c->replay_last : k;
+            if (c->replay_key[i] != key)
+                continue;
             dpc_coll_args_t *was = &c->replay[i].a;
             dpc_sched_move_t mv[2];
             int nmv = 0;
@@ -548,6 +562,7 @@ int dpc_op_start(dpc_req_t *op)
                 (nmv == 0 || dpc_sched_rebase(c->replay[i].s, mv, nmv) == DPC_OK)) {
                 op->s = c->replay[i].s;
                 c->replay[i].s = NULL;
+                c->replay_key[i] = 0;
                 c->replay_last = op->replay_slot = i;
                 op->replayed = true;
                 al = c->replay[i].al;
@@ -688,6 +703,7 @@ int dpc_op_complete(dpc_req_t *op)
         c->replay[v].a = j->a;
         keep_vectors(&c->replay[v].a, &c->replay[v].vec);
         c->replay[v].used = ++c->replay_clock;
+        c->replay_key[v] = replay_key(&c->replay[v].a, c->replay[v].nb);
         op->s = NULL;
     }
     if (op->s && op->mode != DPC_PERSISTENT) {

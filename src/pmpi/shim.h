@@ -70,7 +70,10 @@ typedef struct dpc_shim {
 extern dpc_shim_t dpc_g;
 
 /* Per-communicator state, attached with an attribute keyval. */
-#define DPC_REPLAY_SLOTS 8
+/* (16 small nonblocking calls of one shape in flight, as a training step
+ * posts its buckets, each need a slot of their own: with 8, half of them
+ * built a schedule at every step and evicted another) */
+#define DPC_REPLAY_SLOTS 32
 #define DPC_CHOICE_SLOTS 8
 
 typedef struct dpc_comm {
@@ -91,6 +94,9 @@ typedef struct dpc_comm {
         size_t *vec;           /* a's counts and displacements (v-variants), owned */
         unsigned long used;    /* for least-recently-used eviction */
     } replay[DPC_REPLAY_SLOTS];
+    /* each slot's call in brief (replay_key; 0: empty), side by side so
+     * that a start looks through them all in a few cache lines */
+    uint64_t replay_key[DPC_REPLAY_SLOTS];
     unsigned long replay_clock;
     int replay_last;           /* the slot the last replayed schedule came from,
                                   looked at first (the op gives it back there) */
