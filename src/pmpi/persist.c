@@ -4,14 +4,26 @@
  *
  * A persistent request must stay valid across MPI_Start / MPI_Wait cycles,
  * which a generalized request cannot do (completing one frees it). So the
- * handle we give out is a real persistent request of the MPI library: a
- * zero-byte MPI_Recv_init on a private duplicate of MPI_COMM_SELF, with a
- * tag of its own. MPI_Start starts our collective and that receive; when the
- * collective has ended, the matching zero-byte send to ourselves completes
- * the receive, and the MPI library's own MPI_Wait/MPI_Test family does the
- * rest, mixed with any other request. The send must come from a thread
- * inside an MPI call, so the completion calls below look for our requests
- * first (a counter makes that free when there are none).
+ * handle we give out is a real persistent request of the MPI library, a
+ * zero-byte MPI_Recv_init on a communicator of ours, which is never started:
+ * to the library it is an inactive request, which every completion call
+ * completes at once with an empty status. What makes the handle wait for
+ * our collective is that every completion call (MPI_Wait, MPI_Test and
+ * their -all, -any and -some forms, MPI_Request_get_status, MPI_Request_free)
+ * is ours: it settles our collective first (waits for it, or tests it and
+ * answers "not yet"), then lets the library's own call do the rest, mixed
+ * with any other request. The -any and -some forms, for which the library
+ * skips inactive requests, report ours themselves.
+ *
+ * (It used to be started with the collective and completed by a zero-byte
+ * send to ourselves once the collective had ended: 0.08 us a request, of a
+ * 0.3-0.5 us small call. A send to MPI_PROC_NULL, which the library
+ * completes at its start, costs 0.02, but MPICH 4.0.2 then hangs a
+ * persistent collective of its own whose request reuses a freed one of
+ * those (its MPI_Start skips any persistent request whose peer field says
+ * MPI_PROC_NULL, and a collective request leaves that field as it was;
+ * fixed in MPICH by pmodels/mpich#6357). A counter makes all of this free
+ * when there are no persistent requests of ours.)
  */
 #include "config.h"
 #include "shim.h"
@@ -21,13 +33,10 @@
 #include <stdlib.h>
 
 int dpc_persistent_live;   /* atomic: read bare on every MPI_Wait/Test */
-/* The library's own half of each request: a receive on self_comm with a
- * tag of its own (a tag two requests shared would let one request's send
- * complete the other's receive). Both made race-free: self_comm at
- * MPI_Init, the tags by an atomic counter (threads may make persistent
- * requests at once). */
+/* The library's own half of each request: a receive on a communicator of
+ * ours (made at MPI_Init: threads may make persistent requests at once),
+ * never started. */
 static MPI_Comm self_comm = MPI_COMM_NULL;
-static unsigned next_tag, tag_ub = 32767;
 
 static inline int live(void)
 {
@@ -36,10 +45,6 @@ static inline int live(void)
 
 int dpc_persist_init(void)
 {
-    int *ub, found = 0;
-    PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
-    if (found)
-        tag_ub = (unsigned)*ub;
     return PMPI_Comm_dup(MPI_COMM_SELF, &self_comm);
 }
 
@@ -69,12 +74,10 @@ static dpc_req_t *find(MPI_Request req)
 
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req)
 {
-    int tag = (int)(__atomic_fetch_add(&next_tag, 1u, __ATOMIC_RELAXED) % (tag_ub + 1u));
     MPI_Request r;
-    int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, tag, self_comm, &r);
+    int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, 0, self_comm, &r);
     if (rc != MPI_SUCCESS)
         return rc;
-    op->tag = tag;
     pthread_mutex_lock(&map_lock);
     int full = dpc_reqmap_put(&map, r, op);
     pthread_mutex_unlock(&map_lock);
@@ -107,7 +110,7 @@ static MPI_Request retire(dpc_req_t *op)
     return r;
 }
 
-/* Start one of ours: our collective, then the library's receive. */
+/* Start one of ours: our collective (the library's half stays inactive). */
 static int start(dpc_req_t *op)
 {
     if (!op->completed)
@@ -117,20 +120,14 @@ static int start(dpc_req_t *op)
     int rc = dpc_op_start(op);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = PMPI_Start(&op->req);
-    if (rc != MPI_SUCCESS) {
-        if (!dpc_op_ended(op))
-            dpc_op_wait(op);
-        dpc_op_complete(op);
-        return dpc_raise(op->comm, rc, "MPI_Start: cannot start the request of %s", op->job->call);
-    }
+    op->unreported = true;
     dpc_nbc_wake(op);
     return MPI_SUCCESS;
 }
 
 /* Our collective behind an active request: if it has ended (or, with
- * block, once it has), take its result and let the library's receive
- * complete. Returns whether it has ended. */
+ * block, once it has), take its result; from then on the completion calls
+ * may report it. Returns whether it has ended. */
 static bool settle_in(dpc_req_t *op, bool block, bool series)
 {
     if (op->completed)
@@ -147,7 +144,6 @@ static bool settle_in(dpc_req_t *op, bool block, bool series)
     if (!dpc_op_ended(op))
         return false;
     dpc_op_complete(op);
-    PMPI_Send(NULL, 0, MPI_BYTE, 0, op->tag, self_comm);
     return true;
 }
 
@@ -174,10 +170,15 @@ static int settle_all(int n, MPI_Request *reqs, bool block, dpc_req_t **ours)
     return pending;
 }
 
-/* After the library completed request i: our collective's error, if any. */
+/* After a completion call completed one of ours (op; NULL: the program's
+ * own request): the end of this start is reported now, with our
+ * collective's error, if any, in the status. */
 static int fix_status(dpc_req_t *op, MPI_Status *st)
 {
-    if (!op || op->err == MPI_SUCCESS)
+    if (!op || !op->unreported)
+        return MPI_SUCCESS;     /* (inactive: MPI gives an empty status) */
+    op->unreported = false;
+    if (op->err == MPI_SUCCESS)
         return MPI_SUCCESS;
     if (st != MPI_STATUS_IGNORE)
         st->MPI_ERROR = op->err;
@@ -249,17 +250,12 @@ DPCOLL_API int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 /* Errors of ours in a multi-request completion: into the statuses, and
  * MPI_ERR_IN_STATUS as the standard has it. */
-static int fix_statuses(int n, const int *which, dpc_req_t **ours, MPI_Status *st, int rc)
+static int fix_statuses(int n, dpc_req_t **ours, MPI_Status *st, int rc)
 {
     int bad = 0;
-    for (int k = 0; k < n; k++) {
-        int i = which ? which[k] : k;
-        if (ours[i] && ours[i]->err != MPI_SUCCESS) {
-            bad = 1;
-            if (st != MPI_STATUSES_IGNORE)
-                st[k].MPI_ERROR = ours[i]->err;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        bad |= fix_status(ours[i], st == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &st[i]) !=
+               MPI_SUCCESS;
     return bad && rc == MPI_SUCCESS ? MPI_ERR_IN_STATUS : rc;
 }
 
@@ -268,11 +264,10 @@ DPCOLL_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuse
     if (!live() || count <= 0)
         return PMPI_Waitall(count, requests, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
-    if (!ours)
-        return PMPI_Waitall(count, requests, statuses);
-    settle_all(count, requests, true, ours);
+    settle_all(count, requests, true, ours);   /* (no memory: no errors of ours reported) */
     int rc = PMPI_Waitall(count, requests, statuses);
-    rc = fix_statuses(count, NULL, ours, statuses, rc);
+    if (ours)
+        rc = fix_statuses(count, ours, statuses, rc);
     free(ours);
     return rc;
 }
@@ -282,41 +277,128 @@ DPCOLL_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Sta
     if (!live() || count <= 0)
         return PMPI_Testall(count, requests, flag, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
-    if (!ours)
-        return PMPI_Testall(count, requests, flag, statuses);
     int rc = MPI_SUCCESS;
     if (settle_all(count, requests, false, ours)) {
         *flag = 0;     /* not all done: complete none, as Testall must */
     } else {
         rc = PMPI_Testall(count, requests, flag, statuses);
-        if (*flag)
-            rc = fix_statuses(count, NULL, ours, statuses, rc);
+        if (*flag && ours)
+            rc = fix_statuses(count, ours, statuses, rc);
     }
     free(ours);
     return rc;
+}
+
+/* The -any and -some calls. The library skips inactive requests there
+ * (MPI_Waitany never gives their index), so these calls report ours
+ * themselves: one whose collective has ended and that no call has reported
+ * yet, as the request that completed. The library sees the array with all
+ * of ours as MPI_REQUEST_NULL, and reports only the program's own. */
+
+/* Room for ours and a masked copy of the handles, in one block. */
+static dpc_req_t **scratch_for(int n, MPI_Request **copy)
+{
+    dpc_req_t **ours = calloc((size_t)n, sizeof(*ours) + sizeof(MPI_Request));
+    *copy = ours ? (MPI_Request *)(ours + n) : NULL;
+    return ours;
+}
+
+/* The requests as the library is to see them: ours as MPI_REQUEST_NULL. */
+static MPI_Request *masked(int n, MPI_Request *requests, dpc_req_t **ours, MPI_Request *copy)
+{
+    for (int i = 0; i < n; i++)
+        copy[i] = ours[i] ? MPI_REQUEST_NULL : requests[i];
+    return copy;
+}
+
+/* After the library's call on the copy: what it did to the handles it saw
+ * (a completed nonblocking request becomes MPI_REQUEST_NULL). */
+static void unmask(int n, MPI_Request *requests, const MPI_Request *seen, dpc_req_t **ours)
+{
+    for (int i = 0; i < n; i++)
+        if (!ours[i])
+            requests[i] = seen[i];
+}
+
+/* Reports request i, one of ours that has ended: status and error. */
+static int report(MPI_Request *request, dpc_req_t *op, MPI_Status *status)
+{
+    int rc = PMPI_Wait(request, status);   /* (inactive: an empty status) */
+    int err = fix_status(op, status);
+    return rc == MPI_SUCCESS ? err : rc;
+}
+
+/* The first of ours that has ended unreported, or -1. */
+static int first_unreported(int n, dpc_req_t **ours)
+{
+    for (int i = 0; i < n; i++)
+        if (ours[i] && ours[i]->completed && ours[i]->unreported)
+            return i;
+    return -1;
+}
+
+/* Reports every one of ours that has ended unreported, into indices and
+ * statuses from 0; returns how many, and MPI_ERR_IN_STATUS into *rc if one
+ * of them failed. */
+static int report_all(int n, MPI_Request *requests, dpc_req_t **ours, int *indices,
+                      MPI_Status *statuses, int *rc)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (ours[i] && ours[i]->completed && ours[i]->unreported) {
+            MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
+            if (report(&requests[i], ours[i], st) != MPI_SUCCESS)
+                *rc = MPI_ERR_IN_STATUS;
+            indices[k++] = i;
+        }
+    return k;
+}
+
+/* The library's part of a -some call, after k of ours: completes the
+ * program's own requests into indices and statuses from k (test: without
+ * waiting). Returns the total; MPI_UNDEFINED when nothing at all is active. */
+static int library_some(int n, MPI_Request *requests, dpc_req_t **ours, MPI_Request *copy,
+                        int k, bool test, int *indices, MPI_Status *statuses, int *rc)
+{
+    MPI_Request *seen = masked(n, requests, ours, copy);
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : statuses + k;
+    int got = 0;
+    int e = (test ? PMPI_Testsome : PMPI_Waitsome)(n, seen, &got, indices + k, st);
+    unmask(n, requests, seen, ours);
+    if (e != MPI_SUCCESS)
+        *rc = e;
+    if (got == MPI_UNDEFINED)
+        return k ? k : MPI_UNDEFINED;
+    return k + got;
 }
 
 DPCOLL_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
     if (!live() || count <= 0)
         return PMPI_Waitany(count, requests, index, status);
-    dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
+    MPI_Request *copy;
+    dpc_req_t **ours = scratch_for(count, &copy);
     if (!ours)
         return MPI_ERR_NO_MEM;
     int rc, flag = 0;
     for (;;) {
         int pending = settle_all(count, requests, false, ours);
-        if (!pending) {      /* nothing of ours left to wait for: the library's wait */
-            rc = PMPI_Waitany(count, requests, index, status);
+        int i = first_unreported(count, ours);
+        if (i >= 0) {
+            *index = i;
+            rc = report(&requests[i], ours[i], status);
             break;
         }
-        rc = PMPI_Testany(count, requests, index, &flag, status);
-        if (rc != MPI_SUCCESS || flag)
+        MPI_Request *seen = masked(count, requests, ours, copy);
+        /* (nothing of ours running: the library's wait on the rest, which
+         * says MPI_UNDEFINED when none of them is active) */
+        rc = pending ? PMPI_Testany(count, seen, index, &flag, status)
+                     : PMPI_Waitany(count, seen, index, status);
+        unmask(count, requests, seen, ours);
+        if (!pending || rc != MPI_SUCCESS || (flag && *index != MPI_UNDEFINED))
             break;
         sched_yield();
     }
-    if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED)
-        rc = fix_status(ours[*index], status);
     free(ours);
     return rc;
 }
@@ -326,13 +408,23 @@ DPCOLL_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *f
 {
     if (!live() || count <= 0)
         return PMPI_Testany(count, requests, index, flag, status);
-    dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
+    MPI_Request *copy;
+    dpc_req_t **ours = scratch_for(count, &copy);
     if (!ours)
         return MPI_ERR_NO_MEM;
-    settle_all(count, requests, false, ours);
-    int rc = PMPI_Testany(count, requests, index, flag, status);
-    if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
-        rc = fix_status(ours[*index], status);
+    int pending = settle_all(count, requests, false, ours), rc;
+    int i = first_unreported(count, ours);
+    if (i >= 0) {
+        *index = i;
+        *flag = 1;
+        rc = report(&requests[i], ours[i], status);
+    } else {
+        MPI_Request *seen = masked(count, requests, ours, copy);
+        rc = PMPI_Testany(count, seen, index, flag, status);
+        unmask(count, requests, seen, ours);
+        if (rc == MPI_SUCCESS && *flag && *index == MPI_UNDEFINED && pending)
+            *flag = 0;       /* ours are still active: not "none active" */
+    }
     free(ours);
     return rc;
 }
@@ -342,20 +434,22 @@ DPCOLL_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, 
 {
     if (!live() || incount <= 0)
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-    dpc_req_t **ours = calloc((size_t)incount, sizeof(*ours));
+    MPI_Request *copy;
+    dpc_req_t **ours = scratch_for(incount, &copy);
     if (!ours)
         return MPI_ERR_NO_MEM;
-    int rc;
+    int rc = MPI_SUCCESS;
     for (;;) {
         int pending = settle_all(incount, requests, false, ours);
-        rc = pending ? PMPI_Testsome(incount, requests, outcount, indices, statuses)
-                     : PMPI_Waitsome(incount, requests, outcount, indices, statuses);
-        if (rc != MPI_SUCCESS || *outcount != 0)
+        int k = report_all(incount, requests, ours, indices, statuses, &rc);
+        /* with some of ours done, or none left running: the library's
+         * requests too (tested, or waited for), then done */
+        *outcount = library_some(incount, requests, ours, copy, k, k > 0 || pending, indices,
+                                 statuses, &rc);
+        if (!pending || rc != MPI_SUCCESS || (*outcount != 0 && *outcount != MPI_UNDEFINED))
             break;
         sched_yield();
     }
-    if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        rc = fix_statuses(*outcount, indices, ours, statuses, rc);
     free(ours);
     return rc;
 }
@@ -365,13 +459,16 @@ DPCOLL_API int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, 
 {
     if (!live() || incount <= 0)
         return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    dpc_req_t **ours = calloc((size_t)incount, sizeof(*ours));
+    MPI_Request *copy;
+    dpc_req_t **ours = scratch_for(incount, &copy);
     if (!ours)
         return MPI_ERR_NO_MEM;
-    settle_all(incount, requests, false, ours);
-    int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        rc = fix_statuses(*outcount, indices, ours, statuses, rc);
+    int rc = MPI_SUCCESS;
+    int pending = settle_all(incount, requests, false, ours);
+    int k = report_all(incount, requests, ours, indices, statuses, &rc);
+    *outcount = library_some(incount, requests, ours, copy, k, true, indices, statuses, &rc);
+    if (*outcount == MPI_UNDEFINED && pending)
+        *outcount = 0;       /* ours are still active: not "none active" */
     free(ours);
     return rc;
 }
@@ -384,7 +481,14 @@ DPCOLL_API int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status
         return MPI_SUCCESS;
     }
     int rc = PMPI_Request_get_status(request, flag, status);
-    return rc == MPI_SUCCESS && *flag ? fix_status(op, status) : rc;
+    /* (the request stays active: its end is reported by the call that
+     * completes it, so only the error here) */
+    if (rc == MPI_SUCCESS && *flag && op && op->unreported && op->err != MPI_SUCCESS) {
+        if (status != MPI_STATUS_IGNORE)
+            status->MPI_ERROR = op->err;
+        rc = op->err;
+    }
+    return rc;
 }
 
 DPCOLL_API int MPI_Request_free(MPI_Request *request)

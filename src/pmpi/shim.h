@@ -231,13 +231,14 @@ typedef struct dpc_req {
     bool freed;                     /* MPI freed the request first */
     bool held;                      /* holds a reference on c */
     bool replayed;                  /* its schedule is a finished one run again */
+    bool unreported;                /* persistent: started, and no completion call has
+                                     * reported its end yet (persist.c) */
     int replay_slot;                /* ... taken from this slot of c->replay */
     const dpc_algo_t *forced;       /* the algorithm forced when it started */
     dpc_coll_args_t built;          /* persistent: the arguments its kept schedule was built
                                      * for (dpc_op_start replays it while they hold) */
     int err;                        /* MPI error code of the call */
     MPI_Request req;                /* generalized (or persistent) request */
-    int tag;                        /* persistent: the tag of its receive */
     struct dpc_ipc_nb *ipc;         /* a device to device attempt first (ipc_nb.c) */
     size_t active_bytes;            /* counted in dpc_g.nb_active_bytes while it runs */
 } dpc_req_t;

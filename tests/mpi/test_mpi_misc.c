@@ -133,6 +133,43 @@ START_TEST(test_timeout)
     }
     t_agree("timeout");
     /* the communicator's sequence is off now: it is not used again */
+    /* A persistent one, rank 0 absent again, completed by MPI_Waitany and
+     * by MPI_Waitsome among a null request: the error is in what they
+     * return (MPI_ERR_IN_STATUS and the status, for -some), at index 1. */
+    for (int f = 0; f < 2; f++) {
+        MPI_Comm d;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+        t_cases++;
+        if (!allreduce_works(d))
+            t_fail("first allreduce on the persistent one's communicator failed");
+        if (t_rank != 0) {
+            MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+            MPI_Status st[2];
+            int idx = -1, outc = 0, ids[2] = {-1, -1}, rc;
+            MPI_Allreduce_init(&in, &out, 1, MPI_INT, MPI_SUM, d, MPI_INFO_NULL, &r[1]);
+            MPI_Start(&r[1]);
+            if (f == 0) {
+                rc = MPI_Waitany(2, r, &idx, &st[0]);
+                expect_class(rc, MPI_ERR_OTHER, "MPI_Waitany on a persistent allreduce with rank 0 absent",
+                             "waiting for rank");
+            } else {
+                rc = MPI_Waitsome(2, r, &outc, ids, st);
+                idx = outc == 1 ? ids[0] : -1;
+                t_cases++;
+                if (rc != MPI_ERR_IN_STATUS)
+                    t_fail("MPI_Waitsome on a persistent allreduce with rank 0 absent returned %d, "
+                           "expected MPI_ERR_IN_STATUS", rc);
+                expect_class(st[0].MPI_ERROR, MPI_ERR_OTHER, "its status", "waiting for rank");
+            }
+            t_cases++;
+            if (idx != 1)
+                t_fail("%s with rank 0 absent: index %d, expected 1", f ? "MPI_Waitsome" : "MPI_Waitany", idx);
+            MPI_Request_free(&r[1]);
+        }
+        MPI_Comm_free(&d);
+    }
+    t_agree("persistent timeouts reported by MPI_Waitany and MPI_Waitsome");
 }
 END_TEST
 

@@ -364,6 +364,131 @@ START_TEST(test_persistent_replay)
 }
 END_TEST
 
+/* A persistent collective is never reported complete before it has ended,
+ * by any completion call: rank 0 starts it and asks at once (MPI_Waitany,
+ * an MPI_Testany loop, MPI_Waitsome, an MPI_Testsome loop), among a null
+ * request and an inactive one of the program's, while the others start it
+ * only 50 ms later; the result must be in its buffer when a call says so.
+ * (The library's half of such a request completes at MPI_Start: only our
+ * wrappers keep it from the library while the collective runs.) */
+START_TEST(test_persistent_any_some)
+{
+    long in[8], out[8];
+    MPI_Request r[3], inactive;
+    int dummy = 0;
+    MPI_Send_init(&dummy, 1, MPI_INT, t_rank, 77, MPI_COMM_WORLD, &inactive);
+    MPI_Allreduce_init(in, out, 8, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    static const char *how[4] = {"MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"};
+    for (int round = 0; round < 8; round++) {
+        int f = round % 4;
+        for (int k = 0; k < 8; k++) {
+            in[k] = (t_rank + 1) * (round + 1) + k;
+            out[k] = -1;
+        }
+        if (t_rank != 0)
+            usleep(50000);
+        r[0] = MPI_REQUEST_NULL;
+        r[2] = inactive;
+        MPI_Start(&r[1]);
+        int idx = MPI_UNDEFINED, flag = 0, outc = 0, ids[3];
+        MPI_Status st[3];
+        double t0 = now();
+        switch (f) {
+        case 0: MPI_Waitany(3, r, &idx, &st[0]); break;
+        case 1:
+            while (!flag && now() - t0 < 10)
+                MPI_Testany(3, r, &idx, &flag, &st[0]);
+            break;
+        case 2:
+            MPI_Waitsome(3, r, &outc, ids, st);
+            idx = outc == 1 ? ids[0] : -1;
+            break;
+        default:
+            while (outc == 0 && now() - t0 < 10)
+                MPI_Testsome(3, r, &outc, ids, st);
+            idx = outc == 1 ? ids[0] : -1;
+        }
+        t_cases++;
+        if (idx != 1) {
+            t_fail("%s on a running persistent allreduce, round %d: index %d, expected 1", how[f],
+                   round, idx);
+            break;
+        }
+        for (int k = 0; k < 8; k++) {
+            long want = (long)t_size * (t_size + 1) / 2 * (round + 1) + (long)t_size * k;
+            if (out[k] != want) {
+                t_fail("%s said the persistent allreduce was complete, round %d, element %d: %ld, "
+                       "expected %ld", how[f], round, k, out[k], want);
+                break;
+            }
+        }
+        if (r[1] == MPI_REQUEST_NULL || r[2] != inactive)
+            t_fail("%s changed a persistent request's handle", how[f]);
+    }
+    MPI_Request_free(&r[1]);
+    MPI_Request_free(&inactive);
+    t_agree("persistent collectives never reported complete early by the -any and -some calls");
+}
+END_TEST
+
+/* The MPI library's own persistent collectives, made after ours were
+ * freed, still run. (With our requests' library half a send to
+ * MPI_PROC_NULL, MPICH 4.0.2 gave a freed one's memory to its own next
+ * persistent allreduce and never started that: its MPI_Start skips a
+ * request whose peer field says MPI_PROC_NULL. The waits here are bounded:
+ * a hang is a failure.) */
+START_TEST(test_native_persistent_after_ours)
+{
+    enum { K = 16 };
+    static int in[K][8], out[K][8];
+    MPI_Request r[K];
+    for (int round = 0; round < 3; round++) {
+        int native = round > 0;
+        for (int i = 0; i < K; i++) {
+            for (int k = 0; k < 8; k++) {
+                in[i][k] = t_rank * 10 + i + k + round;
+                out[i][k] = -1;
+            }
+            (native ? PMPI_Allreduce_init : MPI_Allreduce_init)(in[i], out[i], 8 - round, MPI_INT,
+                                                                MPI_SUM, MPI_COMM_WORLD,
+                                                                MPI_INFO_NULL, &r[i]);
+        }
+        int flag = 0;
+        (native ? PMPI_Startall : MPI_Startall)(K, r);
+        /* (each by itself: MPICH 4.0.2's MPI_Testall on its own persistent
+         * collectives fails with "pending request" when some are done) */
+        for (double t0 = now(); !flag && now() - t0 < 10;) {
+            flag = 1;
+            for (int i = 0; i < K; i++) {
+                int one = 1;
+                if (!native || r[i] != MPI_REQUEST_NULL)
+                    (native ? PMPI_Request_get_status : MPI_Request_get_status)(r[i], &one,
+                                                                              MPI_STATUS_IGNORE);
+                flag &= one;
+            }
+        }
+        if (flag)
+            (native ? PMPI_Waitall : MPI_Waitall)(K, r, MPI_STATUSES_IGNORE);
+        t_cases++;
+        if (!flag) {
+            t_fail("%s persistent allreduces after ours were freed: not complete after 10 s",
+                   native ? "MPICH's own" : "our");
+            break;     /* (active: cannot be freed) */
+        }
+        for (int i = 0; i < K; i++) {
+            for (int k = 0; k < 8 - round; k++)
+                if (out[i][k] != (int)rank_sum(t_size, 10, i + k + round)) {
+                    t_fail("%s persistent allreduce %d, element %d: %d", native ? "MPICH's" : "our", i,
+                           k, out[i][k]);
+                    break;
+                }
+            (native ? PMPI_Request_free : MPI_Request_free)(&r[i]);
+        }
+    }
+    t_agree("the MPI library's own persistent collectives after ours were freed");
+}
+END_TEST
+
 START_TEST(test_freed_under_it)
 {
     int p = t_size;
@@ -673,6 +798,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_background_progress);
     tcase_add_test(tc, test_persistent_restart);
     tcase_add_test(tc, test_persistent_replay);
+    tcase_add_test(tc, test_persistent_any_some);
+    tcase_add_test(tc, test_native_persistent_after_ours);
     tcase_add_test(tc, test_freed_under_it);
     tcase_add_test(tc, test_average_and_errors);
     tcase_add_test(tc, test_left_to_program);
