@@ -113,7 +113,9 @@ static MPI_Request retire(dpc_req_t *op)
 /* Start one of ours: our collective (the library's half stays inactive). */
 static int start(dpc_req_t *op)
 {
-    if (!op->completed)
+    /* (active until a completion call has reported its end, even if the
+     * collective itself is over) */
+    if (!op->completed || op->unreported)
         return dpc_raise(op->comm, MPI_ERR_REQUEST, "MPI_Start: the persistent %s is still "
                          "active (complete it with MPI_Wait or MPI_Test first)", op->job->call);
     op->err = MPI_SUCCESS;
@@ -264,10 +266,22 @@ DPCOLL_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuse
     if (!live() || count <= 0)
         return PMPI_Waitall(count, requests, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
-    settle_all(count, requests, true, ours);   /* (no memory: no errors of ours reported) */
+    if (!ours) {    /* (no memory for the bookkeeping: one at a time) */
+        int rc = MPI_SUCCESS;
+        for (int i = 0; i < count; i++) {
+            MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+            int e = MPI_Wait(&requests[i], st);
+            if (e != MPI_SUCCESS) {
+                rc = MPI_ERR_IN_STATUS;
+                if (st != MPI_STATUS_IGNORE)
+                    st->MPI_ERROR = e;
+            }
+        }
+        return rc;
+    }
+    settle_all(count, requests, true, ours);
     int rc = PMPI_Waitall(count, requests, statuses);
-    if (ours)
-        rc = fix_statuses(count, ours, statuses, rc);
+    rc = fix_statuses(count, ours, statuses, rc);
     free(ours);
     return rc;
 }
@@ -277,12 +291,14 @@ DPCOLL_API int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Sta
     if (!live() || count <= 0)
         return PMPI_Testall(count, requests, flag, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));
+    if (!ours)
+        return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
     if (settle_all(count, requests, false, ours)) {
         *flag = 0;     /* not all done: complete none, as Testall must */
     } else {
         rc = PMPI_Testall(count, requests, flag, statuses);
-        if (*flag && ours)
+        if (*flag)
             rc = fix_statuses(count, ours, statuses, rc);
     }
     free(ours);

@@ -574,6 +574,26 @@ START_TEST(test_average_and_errors)
     t_cases++;
     if (cls != MPI_ERR_ROOT)
         t_fail("Ibcast with a bad root: class %d", cls);
+    /* a persistent request started again before any call completed it is
+     * refused, even once its collective is over (MPI_Request_get_status
+     * does not complete it) */
+    MPI_Allreduce_init(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    MPI_Start(&req);
+    for (int flag = 0; !flag;)
+        MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
+    rc = MPI_Start(&req);
+    cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    t_cases++;
+    if (cls != MPI_ERR_REQUEST || !strstr(dpcoll_error_message(), "still active"))
+        t_fail("MPI_Start on an active persistent request: class %d, message \"%s\"", cls,
+               dpcoll_error_message());
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t_cases++;
+    if (b != p)
+        t_fail("persistent allreduce after a refused restart: %d, expected %d", b, p);
+    MPI_Request_free(&req);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     t_agree("nonblocking average and bad arguments");
 }
