@@ -181,14 +181,12 @@ static bool leave_to_program_locked(const dpc_req_t *op)
            dpc_sched_settled(op->s);
 }
 
-void dpc_nbc_wake(dpc_req_t *op)
+void dpc_nbc_wake_locked(const dpc_req_t *op)
 {
-    dpc_lock(true);   /* (running is the progress thread's to change) */
     if (op->running && !leave_to_program_locked(op)) {
         dpc_g.prog_wakes++;
         pthread_cond_signal(&dpc_g.prog_cv);
     }
-    dpc_unlock(true);
 }
 
 void dpc_nbc_hand_over(void)
@@ -339,7 +337,6 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
     }
     /* (err was raised through the handler already) */
     *req = op->req;
-    dpc_nbc_wake(op);
     return MPI_SUCCESS;
 }
 

@@ -123,7 +123,6 @@ static int start(dpc_req_t *op)
     if (rc != MPI_SUCCESS)
         return rc;
     op->unreported = true;
-    dpc_nbc_wake(op);
     return MPI_SUCCESS;
 }
 

@@ -589,16 +589,22 @@ int dpc_op_start(dpc_req_t *op)
             op->s = NULL;
         }
     }
-    dpc_unlock(lk);
-    if (!op->s)
-        st = dpc_sched_create(&prm, &op->s);
-    if (st == DPC_OK && !op->replayed && j->pipe.on)
-        st = dpc_pipeline_run_build(c, j->call, a, &j->pipe, op->s, &op->al);
-    else if (st == DPC_OK && !op->replayed)
-        st = al->build(a, op->s);
-    if (keep)
-        op->built = *a;
-    dpc_lock(lk);
+    /* (a schedule is made and built outside the lock; a replayed one is
+     * ready, and the call goes on under the lock it holds: a small
+     * nonblocking call took three lock round trips to start) */
+    bool building = !op->replayed;
+    if (building) {
+        dpc_unlock(lk);
+        if (!op->s)
+            st = dpc_sched_create(&prm, &op->s);
+        if (st == DPC_OK && j->pipe.on)
+            st = dpc_pipeline_run_build(c, j->call, a, &j->pipe, op->s, &op->al);
+        else if (st == DPC_OK)
+            st = al->build(a, op->s);
+        if (keep)
+            op->built = *a;
+        dpc_lock(lk);
+    }
     if (st == DPC_OK && trying)
         st = dpc_ipc_nb_start(op, tag_base(c, seq_ipc));
     else if (st == DPC_OK)
@@ -616,6 +622,7 @@ int dpc_op_start(dpc_req_t *op)
         op->active_bytes = j->bytes;
         __atomic_add_fetch(&dpc_g.nb_active_bytes, op->active_bytes, __ATOMIC_RELAXED);
         __atomic_add_fetch(&dpc_g.nb_active, 1, __ATOMIC_RELEASE);
+        dpc_nbc_wake_locked(op);
     }
     dpc_unlock(lk);
     return MPI_SUCCESS;   /* a failed start is reported by dpc_op_complete */

@@ -286,8 +286,10 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req);
 void dpc_nbc_reap(bool all);
 void dpc_nbc_destroy(dpc_req_t *op);
 int dpc_persist_init(void);   /* at MPI_Init (dpc_nbc_init) */
-/* After a start: the progress thread takes a running op on. */
-void dpc_nbc_wake(dpc_req_t *op);
+/* At the end of a nonblocking or persistent start (dpc_op_start), under
+ * the lock: the progress thread takes a running op on, unless the
+ * program's wait can be left to finish it. */
+void dpc_nbc_wake_locked(const dpc_req_t *op);
 /* After a series of dpc_op_wait_in_series: the progress thread takes on
  * whatever still runs that the program's next wait cannot be left to. */
 void dpc_nbc_hand_over(void);
