@@ -343,11 +343,17 @@ static int report(MPI_Request *request, dpc_req_t *op, MPI_Status *status)
     return rc == MPI_SUCCESS ? err : rc;
 }
 
+/* One of ours whose collective has ended and that no call has reported. */
+static bool ended_unreported(const dpc_req_t *op)
+{
+    return op && op->completed && op->unreported;
+}
+
 /* The first of ours that has ended unreported, or -1. */
 static int first_unreported(int n, dpc_req_t **ours)
 {
     for (int i = 0; i < n; i++)
-        if (ours[i] && ours[i]->completed && ours[i]->unreported)
+        if (ended_unreported(ours[i]))
             return i;
     return -1;
 }
@@ -360,7 +366,7 @@ static int report_all(int n, MPI_Request *requests, dpc_req_t **ours, int *indic
 {
     int k = 0;
     for (int i = 0; i < n; i++)
-        if (ours[i] && ours[i]->completed && ours[i]->unreported) {
+        if (ended_unreported(ours[i])) {
             MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k];
             if (report(&requests[i], ours[i], st) != MPI_SUCCESS)
                 *rc = MPI_ERR_IN_STATUS;
