@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "shim.h"
+#include <pthread.h>
 #include <stdlib.h>
 
 static const struct { MPI_Datatype mpi; int dpc; } named[] = {
@@ -29,11 +30,63 @@ static const struct { MPI_Datatype mpi; int dpc; } named[] = {
 #endif
 };
 
+/* Predefined types whose width the C compiler does not fix: Fortran's (a
+ * Fortran program's MPI_Allreduce on MPI_REAL reaches our MPI_Allreduce
+ * through the MPI library's Fortran binding) and MPI's own address and
+ * count integers. Each maps by the size the MPI library gives it, so an
+ * INTEGER of 8 bytes (gfortran -fdefault-integer-8 builds of MPICH) reduces
+ * as int64. Left out, and so left to the MPI library: MPI_LOGICAL (its
+ * true value is the Fortran compiler's: 1 for gfortran, -1 for others),
+ * the complex types, MPI_REAL16 (quad precision, not long double) and the
+ * Fortran pairs MPI_2REAL and MPI_2DOUBLE_PRECISION (their index is a
+ * real, unlike any C pair). */
+typedef enum { SIGNED, REAL, PAIR_OF_INT } sized_kind_t;
+static const struct { MPI_Datatype mpi; sized_kind_t kind; } sized[] = {
+    {MPI_INTEGER, SIGNED}, {MPI_INTEGER1, SIGNED}, {MPI_INTEGER2, SIGNED},
+    {MPI_INTEGER4, SIGNED}, {MPI_INTEGER8, SIGNED},
+    {MPI_AINT, SIGNED}, {MPI_OFFSET, SIGNED}, {MPI_COUNT, SIGNED},
+    {MPI_REAL, REAL}, {MPI_DOUBLE_PRECISION, REAL}, {MPI_REAL4, REAL}, {MPI_REAL8, REAL},
+    {MPI_2INTEGER, PAIR_OF_INT},
+};
+#define NSIZED (sizeof(sized) / sizeof(sized[0]))
+static int sized_dpc[NSIZED];
+static pthread_once_t sized_once = PTHREAD_ONCE_INIT;
+
+static int dpc_of_size(sized_kind_t kind, int bytes)
+{
+    switch (kind) {
+    case SIGNED:
+        return bytes == 1 ? DPC_INT8 : bytes == 2 ? DPC_INT16 : bytes == 4 ? DPC_INT32
+             : bytes == 8 ? DPC_INT64 : -1;
+    case REAL:
+        return bytes == 4 ? DPC_FLOAT : bytes == 8 ? DPC_DOUBLE : -1;
+    case PAIR_OF_INT:   /* two C ints, as MPI_2INT */
+        return bytes == (int)(2 * sizeof(int)) ? DPC_2INT : -1;
+    }
+    return -1;
+}
+
+static void sized_resolve(void)
+{
+    for (size_t i = 0; i < NSIZED; i++) {
+        int bytes = 0;
+        sized_dpc[i] = sized[i].mpi != MPI_DATATYPE_NULL &&
+                               PMPI_Type_size(sized[i].mpi, &bytes) == MPI_SUCCESS
+                           ? dpc_of_size(sized[i].kind, bytes) : -1;
+    }
+}
+
 static int map_named(MPI_Datatype dt)
 {
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (named[i].mpi == dt)
             return named[i].dpc;
+    /* (only once the MPI library is up: every caller is a wrapper that
+     * found libdpcoll active) */
+    pthread_once(&sized_once, sized_resolve);
+    for (size_t i = 0; i < NSIZED; i++)
+        if (sized[i].mpi == dt)
+            return sized_dpc[i];
     return -1;
 }
 

@@ -356,6 +356,13 @@ static void setup_types(void)
         {"uint8/bxor", MPI_UINT8_T, MPI_BXOR, 1, 1, 'u'},
         {"int64/prod", MPI_INT64_T, MPI_PROD, 1, 1, 'l'},
         {"2int/minloc", MPI_2INT, MPI_MINLOC, 1, 1, 'p'},
+        /* Fortran's types, which a Fortran program's calls arrive with
+         * (run.sh's stats check says these ran on libdpcoll) */
+        {"REAL/sum", MPI_REAL, MPI_SUM, 1, 1, 'f'},
+        {"INTEGER/max", MPI_INTEGER, MPI_MAX, 1, 1, 'i'},
+        {"DOUBLE PRECISION/prod", MPI_DOUBLE_PRECISION, MPI_PROD, 1, 1, 'd'},
+        {"INTEGER8/sum", MPI_INTEGER8, MPI_SUM, 1, 1, 'l'},
+        {"2INTEGER/maxloc", MPI_2INTEGER, MPI_MAXLOC, 1, 1, 'p'},
         {"contiguous(3 float)/sum", t_float3, MPI_SUM, 1, 3, 'f'},
         {"strided int/sum", t_strided_int, MPI_SUM, 2, 1, 'i'},
     };
