@@ -31,7 +31,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     dpc_coll_t coll = v ? DPC_ALLGATHERV : DPC_ALLGATHER;
     int err = MPI_SUCCESS, size, rank;
     dpc_dtinfo_t sti, rti;
-    switch (dpc_enter(comm, coll, call, &err)) {
+    switch (dpc_enter(comm, coll, call, mode, &err)) {
     case 0:
         return pmpi_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                               v ? recvcounts : NULL, displs, recvtype, comm, mode, req);
@@ -206,7 +206,7 @@ static int allgather_c(const char *call, const void *sendbuf, MPI_Count sendcoun
     static const bool local[4] = {false, true};
     static const char *const names[4] = {"recvcounts", "displs"};
     dpc_lc_array_t in[4] = {{.counts = v ? recvcounts : NULL}, {.displs = v ? displs : NULL}};
-    switch (dpc_lc_enter(comm, coll, call, in, local, names, ic, &mem, &err)) {
+    switch (dpc_lc_enter(comm, coll, call, mode, in, local, names, ic, &mem, &err)) {
     case -1: return err;
     case 1:
         if ((in_place || dpc_lc_fits(sendcount)) && (v || dpc_lc_fits(recvcount)))

@@ -36,7 +36,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     int err = MPI_SUCCESS, dop;
     dpc_why_t why;
     dpc_dtinfo_t ti;
-    switch (dpc_enter(comm, DPC_ALLREDUCE, call, &err)) {
+    switch (dpc_enter(comm, DPC_ALLREDUCE, call, mode, &err)) {
     case 0: return pmpi_allreduce(sendbuf, recvbuf, count, datatype, op, comm, mode, req);
     case -1: return err;
     }

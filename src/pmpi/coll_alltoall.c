@@ -31,7 +31,7 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     dpc_coll_t coll = v ? DPC_ALLTOALLV : DPC_ALLTOALL;
     int err = MPI_SUCCESS, size, rank;
     dpc_dtinfo_t sti, rti;
-    switch (dpc_enter(comm, coll, call, &err)) {
+    switch (dpc_enter(comm, coll, call, mode, &err)) {
     case 0:
         return pmpi_alltoall(sendbuf, sendcount, sendcounts, sdispls, sendtype, recvbuf, recvcount,
                              recvcounts, rdispls, recvtype, comm, mode, req, v);
@@ -227,7 +227,7 @@ static int alltoall_c(const char *call, const void *sendbuf, MPI_Count sendcount
     static const char *const names[4] = {"sendcounts", "sdispls", "recvcounts", "rdispls"};
     dpc_lc_array_t in[4] = {{.counts = sv ? sendcounts : NULL}, {.displs = sv ? sdispls : NULL},
                             {.counts = v ? recvcounts : NULL}, {.displs = v ? rdispls : NULL}};
-    switch (dpc_lc_enter(comm, coll, call, in, local, names, ic, &mem, &err)) {
+    switch (dpc_lc_enter(comm, coll, call, mode, in, local, names, ic, &mem, &err)) {
     case -1: return err;
     case 1:
         if (v || ((in_place || dpc_lc_fits(sendcount)) && dpc_lc_fits(recvcount)))

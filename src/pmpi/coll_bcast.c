@@ -15,7 +15,7 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
 {
     int err = MPI_SUCCESS, size, rank;
     dpc_dtinfo_t ti;
-    switch (dpc_enter(comm, DPC_BCAST, call, &err)) {
+    switch (dpc_enter(comm, DPC_BCAST, call, mode, &err)) {
     case 0:
         return DPC_PMPI_BY_MODE(mode, Bcast, Ibcast, , MPI_INFO_NULL, req, buffer, count, datatype,
                                 root, comm);

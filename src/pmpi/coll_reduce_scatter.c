@@ -68,7 +68,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     int err = MPI_SUCCESS, dop, size, rank;
     dpc_why_t why;
     dpc_dtinfo_t ti;
-    switch (dpc_enter(comm, coll, call, &err)) {
+    switch (dpc_enter(comm, coll, call, mode, &err)) {
     case 0:
         return pmpi_reduce_scatter(call, sendbuf, recvbuf, recvcount, recvcounts, datatype, op,
                                    comm, mode, req);
@@ -196,7 +196,7 @@ static int null_recvcounts(const char *call, const void *sendbuf, void *recvbuf,
                            MPI_Request *req)
 {
     int err = MPI_SUCCESS;
-    switch (dpc_enter(comm, DPC_REDUCE_SCATTER, call, &err)) {
+    switch (dpc_enter(comm, DPC_REDUCE_SCATTER, call, mode, &err)) {
     case 0:
         return DPC_PMPI_BY_MODE(mode, Reduce_scatter, Ireduce_scatter, , MPI_INFO_NULL, req,
                                 sendbuf, recvbuf, NULL, datatype, op, comm);
@@ -278,10 +278,10 @@ static int reduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf
      * forms would not do: only the int form runs it (on libdpcoll, or
      * disabled through the MPI library's call and then the division) */
     bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
-    int go = avg ? 1 : dpc_lc_enter(comm, coll, call, in, local, names, ic, &mem, &err);
+    int go = avg ? 1 : dpc_lc_enter(comm, coll, call, mode, in, local, names, ic, &mem, &err);
     if (avg) {
         int size = 0;
-        if (dpc_enter(comm, coll, call, &err) < 0)
+        if (dpc_enter(comm, coll, call, mode, &err) < 0)
             return err;
         PMPI_Comm_size(comm, &size);
         int cv = dpc_lc_convert(size, in, ic, &mem);

@@ -164,7 +164,7 @@ static void agree_config(void)
     }
 }
 
-static void dpc_init(int provided)
+void dpc_init(int provided)
 {
     char err[512];
     memset(&dpc_g, 0, sizeof(dpc_g));
@@ -238,6 +238,10 @@ static void dpc_init(int provided)
             PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             dpc_g.pipeline = any;
             dpc_g.ipc = any && single_node && dpc_g.cfg.ipc;
+            /* (any rank: every rank must send persistent calls alike) */
+            mine = dpc_f08_loaded();
+            PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            dpc_g.f08 = any;
         }
     } else if (dpc_g.ux) {
         dpc_ucx_destroy(dpc_g.ux);
@@ -272,7 +276,7 @@ DPCOLL_API int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
     return rc;
 }
 
-DPCOLL_API int MPI_Finalize(void)
+void dpc_fini(void)
 {
     if (dpc_g.active) {
         dpc_g.finalizing = true;
@@ -297,6 +301,11 @@ DPCOLL_API int MPI_Finalize(void)
     free(dpc_g.explained);
     dpc_g.explained = NULL;
     dpc_avg_fini();
+}
+
+DPCOLL_API int MPI_Finalize(void)
+{
+    dpc_fini();
     return PMPI_Finalize();
 }
 

@@ -41,13 +41,13 @@ int dpc_lc_convert(int n, const dpc_lc_array_t in[4], int *out[4], void **mem)
     return 0;
 }
 
-int dpc_lc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, const dpc_lc_array_t in[4],
-                 const bool local[4], const char *const names[4], int *ic[4], void **mem,
-                 int *err)
+int dpc_lc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode,
+                 const dpc_lc_array_t in[4], const bool local[4], const char *const names[4],
+                 int *ic[4], void **mem, int *err)
 {
     int size, rank;
     *mem = NULL;
-    switch (dpc_enter(comm, coll, call, err)) {
+    switch (dpc_enter(comm, coll, call, mode, err)) {
     case -1: return -1;
     case 0: return 0;
     }

@@ -58,9 +58,9 @@ int dpc_lc_convert(int n, const dpc_lc_array_t in[4], int *out[4], void **mem);
  * MPI library's own _c call (dpc_enter said so, or a shared value beyond an
  * int, counted); 1: go on with the int form, ic and *mem set. A per-rank
  * value beyond an int (in[k] with local[k]) is refused here. */
-int dpc_lc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, const dpc_lc_array_t in[4],
-                 const bool local[4], const char *const names[4], int *ic[4], void **mem,
-                 int *err);
+int dpc_lc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode,
+                 const dpc_lc_array_t in[4], const bool local[4], const char *const names[4],
+                 int *ic[4], void **mem, int *err);
 
 /* Counts the call as the MPI library's (count beyond int). */
 void dpc_lc_note_pmpi(dpc_coll_t coll);

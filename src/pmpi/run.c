@@ -44,11 +44,15 @@ void dpc_comm_shape(MPI_Comm comm, int *size, int *rank)
     PMPI_Comm_rank(comm, rank);
 }
 
-int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err)
+int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode, int *err)
 {
     if (!dpc_g.active) {
         if (!dpc_g.finalizing && dpc_g.world_size)
             dpc_note_pmpi(coll, DPC_WHY_DISABLED);
+        return 0;
+    }
+    if (mode == DPC_PERSISTENT && dpc_g.f08) {
+        dpc_note_pmpi(coll, DPC_WHY_F08);
         return 0;
     }
     if (comm == MPI_COMM_NULL) {
@@ -785,7 +789,7 @@ void dpc_stats_print(void)
 {
     static const char *const why[DPC_WHY_COUNT] = {
         "libdpcoll disabled", "intercommunicator", "user-defined op", "datatype",
-        "count beyond int"};
+        "count beyond int", "persistent, mpi_f08 loaded"};
     char line[2048];
     for (int c = 0; c < DPC_COLL_COUNT; c++) {
         dpc_coll_stats_t *cs = &dpc_g.stats[c];

@@ -17,6 +17,7 @@
 /* Why a call went to PMPI_* (stats and logs). */
 typedef enum {
     DPC_WHY_DISABLED, DPC_WHY_INTERCOMM, DPC_WHY_USER_OP, DPC_WHY_TYPE, DPC_WHY_LARGE_COUNT,
+    DPC_WHY_F08,    /* persistent, with mpi_f08 loaded (fortran.c) */
     DPC_WHY_COUNT
 } dpc_why_t;
 
@@ -30,6 +31,7 @@ typedef struct dpc_coll_stats {
 typedef struct dpc_shim {
     bool active;            /* our path is on (same on every rank) */
     bool finalizing;
+    bool f08;               /* MPICH's mpi_f08 bindings are in the process (fortran.c) */
     dpc_config_t cfg;
     uint64_t *explained;    /* DPCOLL_EXPLAIN: signatures already shown */
     size_t nexplained;
@@ -329,9 +331,17 @@ static inline void dpc_unlock(bool lk)
 }
 
 /* Shared front matter of every wrapper: is our path on, is comm usable and
- * an intracommunicator. Returns 1 to go on with our path, 0 to use PMPI
- * (why set), or -1 with *err set to an already-raised error. */
-int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, int *err);
+ * an intracommunicator, may a call of this mode run on it (persistent ones
+ * not while Fortran's mpi_f08 bindings are loaded: fortran.c). Returns 1 to
+ * go on with our path, 0 to use PMPI (why set), or -1 with *err set to an
+ * already-raised error. */
+int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode, int *err);
+/* libdpcoll's start (after the MPI library's init, with its thread level)
+ * and end (before the MPI library's finalize): init.c */
+void dpc_init(int provided);
+void dpc_fini(void);
+/* MPICH's mpi_f08 bindings are loaded in this process (fortran.c) */
+int dpc_f08_loaded(void);
 /* What dpc_enter found for the call in progress on this thread. */
 /* (initial-exec: the library is loaded with the program, and these are on
  * every call's path; the general model costs a __tls_get_addr call each) */
