@@ -108,5 +108,10 @@ else
         env DPCOLL_FAKE_GPUS=2 DPCOLL_FAKE_P2P=1 "$fake" $mpi -n 3 tests/test_fakedev_coll
     run "randomized cases on the fake device, 3 ranks" env "$fake" $mpi -n 3 tests/test_fakedev_fuzz
 fi
+# the mpi_f08 program (built where configure found an MPI Fortran
+# compiler): libdpcoll started and stopped by its Fortran init and finalize
+if [ -x tests/fortran_f08 ]; then
+    run "a Fortran program (use mpi_f08, linked), 2 ranks" $mpi -n 2 tests/fortran_f08
+fi
 [ $fail = 0 ] && echo "$name: all clean"
 exit $fail
