@@ -68,6 +68,10 @@ int main(int argc, char **argv)
 #else
     printf("  CUDA:            no\n");
 #endif
+    printf("  Fortran:         use mpi and mpif.h programs come through MPICH's Fortran binding "
+           "to the C calls; use mpi_f08 ones too, libdpcoll starting in their MPI_Init "
+           "(mpi_init_f08_); while MPICH's Fortran library is loaded, persistent collectives "
+           "go to MPI\n");
     printf("\nalgorithms (selected per call by the alpha-beta-gamma model unless forced; "
            "direct: one-sided, for jobs on one node):\n");
     for (int c = 0; c < DPC_COLL_COUNT; c++) {
