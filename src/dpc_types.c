@@ -24,6 +24,8 @@ static const struct {
     [DPC_2INT] = {"2int", sizeof(dpc_2int_t)},
     [DPC_SHORT_INT] = {"short_int", sizeof(dpc_short_int_t)},
     [DPC_LONG_DOUBLE_INT] = {"long_double_int", sizeof(dpc_long_double_int_t)},
+    [DPC_COMPLEX_FLOAT] = {"complex_float", sizeof(dpc_complex_float_t)},
+    [DPC_COMPLEX_DOUBLE] = {"complex_double", sizeof(dpc_complex_double_t)},
 };
 
 static const char *const op_names[DPC_OP_COUNT] = {
@@ -77,15 +79,23 @@ static bool is_pair(dpc_dtype_t dt)
     return dt >= DPC_FLOAT_INT && dt <= DPC_LONG_DOUBLE_INT;
 }
 
+static bool is_complex(dpc_dtype_t dt)
+{
+    return dt == DPC_COMPLEX_FLOAT || dt == DPC_COMPLEX_DOUBLE;
+}
+
 /* The MPI standard's table of which op applies to which type group:
- * arithmetic and min/max on integers and floats; logical on integers and
- * bool; bitwise on integers and bytes; minloc/maxloc on the pair types. */
+ * arithmetic and min/max on integers and floats, arithmetic alone on
+ * complex numbers; logical on integers and bool; bitwise on integers and
+ * bytes; minloc/maxloc on the pair types. */
 bool dpc_op_valid(dpc_op_t op, dpc_dtype_t dt)
 {
     if ((unsigned)dt >= DPC_DTYPE_COUNT)
         return false;
     switch (op) {
-    case DPC_OP_SUM: case DPC_OP_PROD: case DPC_OP_MIN: case DPC_OP_MAX:
+    case DPC_OP_SUM: case DPC_OP_PROD:
+        return is_integer(dt) || is_float(dt) || is_complex(dt);
+    case DPC_OP_MIN: case DPC_OP_MAX:
         return is_integer(dt) || is_float(dt);
     case DPC_OP_LAND: case DPC_OP_LOR: case DPC_OP_LXOR:
         return is_integer(dt) || dt == DPC_BOOL;

@@ -18,6 +18,8 @@ typedef enum {
     /* value/index pairs of MPI's MINLOC/MAXLOC, C layout */
     DPC_FLOAT_INT, DPC_DOUBLE_INT, DPC_LONG_INT, DPC_2INT, DPC_SHORT_INT,
     DPC_LONG_DOUBLE_INT,
+    /* complex numbers, C99 layout (real part, then imaginary): SUM and PROD */
+    DPC_COMPLEX_FLOAT, DPC_COMPLEX_DOUBLE,
     DPC_DTYPE_COUNT
 } dpc_dtype_t;
 

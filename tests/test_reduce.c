@@ -167,9 +167,27 @@ static uint64_t mask_of(dpc_dtype_t dt)
     return s >= 8 ? ~0ull : (1ull << (8 * s)) - 1;
 }
 
+/* Complex numbers: (ac - bd, ad + bc), each operation rounded to T on its
+ * own (volatile: no fused multiply-add whatever the test's flags). */
+#define CHECK_COMPLEX(T)                                                      \
+    do {                                                                      \
+        T a[2], b[2], g[2];                                                   \
+        memcpy(a, x, sizeof a);                                               \
+        memcpy(b, y, sizeof b);                                               \
+        memcpy(g, got, sizeof g);                                             \
+        if (op == DPC_OP_SUM)                                                 \
+            return g[0] == a[0] + b[0] && g[1] == a[1] + b[1];                \
+        volatile T ac = a[0] * b[0], bd = a[1] * b[1], ad = a[0] * b[1], bc = a[1] * b[0]; \
+        return g[0] == ac - bd && g[1] == ad + bc;                            \
+    } while (0)
+
 /* reference for one element; returns 1 if the produced element is right */
 static int check_elem(dpc_dtype_t dt, dpc_op_t op, const void *x, const void *y, const void *got)
 {
+    if (dt == DPC_COMPLEX_FLOAT)
+        CHECK_COMPLEX(float);
+    if (dt == DPC_COMPLEX_DOUBLE)
+        CHECK_COMPLEX(double);
     bool integer = dt <= DPC_UINT64 || dt == DPC_BYTE;
     if (integer) {
         uint64_t a = load_bits(dt, x), b = load_bits(dt, y), g = load_bits(dt, got), m = mask_of(dt);
@@ -249,6 +267,14 @@ static void fill(dpc_dtype_t dt, void *buf, size_t n, unsigned seed)
         case DPC_SHORT_INT: *(dpc_short_int_t *)e = (dpc_short_int_t){(short)(small % 3), (int)(h >> 20)}; break;
         case DPC_LONG_DOUBLE_INT:
             *(dpc_long_double_int_t *)e = (dpc_long_double_int_t){small % 3, (int)(h >> 20)};
+            break;
+        case DPC_COMPLEX_FLOAT:   /* (products of quarters: inexact sums too) */
+            *(dpc_complex_float_t *)e = (dpc_complex_float_t){(float)small / 4,
+                                                              (float)(int)(h >> 24 & 63) / 7};
+            break;
+        case DPC_COMPLEX_DOUBLE:
+            *(dpc_complex_double_t *)e = (dpc_complex_double_t){(double)small / 8 + (double)h * 1e-12,
+                                                                (double)(h >> 20) * 1e-3};
             break;
         default:
             for (size_t b = 0; b < es; b++)

@@ -5,7 +5,8 @@
  * bits: integers in the unsigned type of their width (wrap-around), floats
  * one IEEE operation, float16/bfloat16 widened to float and rounded once back
  * with the very conversion functions of the host (dpc_half.h), MINLOC and
- * MAXLOC with MPI's tie rule. long double has no device arithmetic: those
+ * MAXLOC with MPI's tie rule, complex numbers with no fused multiply-add.
+ * long double has no device arithmetic: those
  * pairs report "unsupported" and the caller reduces a host copy instead.
  * dst may equal a or b (element-wise, so safe).
  */
@@ -81,6 +82,35 @@ template <class T> struct MaxLoc {
     }
 };
 
+/* Complex numbers: the host's expressions with every multiply and add
+ * rounded on its own (the _rn intrinsics are never fused into an FMA, which
+ * nvcc does to plain a * b + c by default): the host's bits, and the same
+ * bits whichever operand comes first. */
+__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+template <class T> struct ComplexSum {
+    __device__ T operator()(T x, T y) const
+    {
+        T r;
+        r.re = add_rn(x.re, y.re);
+        r.im = add_rn(x.im, y.im);
+        return r;
+    }
+};
+template <class T> struct ComplexProd {
+    __device__ T operator()(T x, T y) const
+    {
+        T r;
+        r.re = sub_rn(mul_rn(x.re, y.re), mul_rn(x.im, y.im));
+        r.im = add_rn(mul_rn(x.re, y.im), mul_rn(x.im, y.re));
+        return r;
+    }
+};
+
 template <class T, class F>
 static int launch(void *dst, const void *a, const void *b, size_t n, cudaStream_t s)
 {
@@ -119,6 +149,16 @@ static int float_ops(int op, void *d, const void *a, const void *b, size_t n, cu
     case DPC_OP_PROD: return launch<T, Prod<T, T>>(d, a, b, n, s);
     case DPC_OP_MIN: return launch<T, Min<T, T>>(d, a, b, n, s);
     case DPC_OP_MAX: return launch<T, Max<T, T>>(d, a, b, n, s);
+    default: return DPC_CUDA_UNSUPPORTED;
+    }
+}
+
+template <class T>
+static int complex_ops(int op, void *d, const void *a, const void *b, size_t n, cudaStream_t s)
+{
+    switch (op) {
+    case DPC_OP_SUM: return launch<T, ComplexSum<T>>(d, a, b, n, s);
+    case DPC_OP_PROD: return launch<T, ComplexProd<T>>(d, a, b, n, s);
     default: return DPC_CUDA_UNSUPPORTED;
     }
 }
@@ -183,6 +223,8 @@ extern "C" int dpc_cuda_reduce_launch(void *d, const void *a, const void *b, siz
     case DPC_LONG_INT: return pair_ops<dpc_long_int_t>(op, d, a, b, n, s);
     case DPC_2INT: return pair_ops<dpc_2int_t>(op, d, a, b, n, s);
     case DPC_SHORT_INT: return pair_ops<dpc_short_int_t>(op, d, a, b, n, s);
+    case DPC_COMPLEX_FLOAT: return complex_ops<dpc_complex_float_t>(op, d, a, b, n, s);
+    case DPC_COMPLEX_DOUBLE: return complex_ops<dpc_complex_double_t>(op, d, a, b, n, s);
     default: return DPC_CUDA_UNSUPPORTED;   /* long double and its pair */
     }
 }

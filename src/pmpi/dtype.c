@@ -25,6 +25,8 @@ static const struct { MPI_Datatype mpi; int dpc; } named[] = {
     {MPI_FLOAT_INT, DPC_FLOAT_INT}, {MPI_DOUBLE_INT, DPC_DOUBLE_INT},
     {MPI_LONG_INT, DPC_LONG_INT}, {MPI_2INT, DPC_2INT}, {MPI_SHORT_INT, DPC_SHORT_INT},
     {MPI_LONG_DOUBLE_INT, DPC_LONG_DOUBLE_INT},
+    {MPI_C_FLOAT_COMPLEX, DPC_COMPLEX_FLOAT}, {MPI_C_DOUBLE_COMPLEX, DPC_COMPLEX_DOUBLE},
+    {MPI_CXX_FLOAT_COMPLEX, DPC_COMPLEX_FLOAT}, {MPI_CXX_DOUBLE_COMPLEX, DPC_COMPLEX_DOUBLE},
 #ifdef MPIX_C_FLOAT16
     {MPIX_C_FLOAT16, DPC_FLOAT16},
 #endif
@@ -37,15 +39,17 @@ static const struct { MPI_Datatype mpi; int dpc; } named[] = {
  * INTEGER of 8 bytes (gfortran -fdefault-integer-8 builds of MPICH) reduces
  * as int64. Left out, and so left to the MPI library: MPI_LOGICAL (its
  * true value is the Fortran compiler's: 1 for gfortran, -1 for others),
- * the complex types, MPI_REAL16 (quad precision, not long double) and the
+ * MPI_COMPLEX32 and MPI_REAL16 (quad precision, not long double) and the
  * Fortran pairs MPI_2REAL and MPI_2DOUBLE_PRECISION (their index is a
  * real, unlike any C pair). */
-typedef enum { SIGNED, REAL, PAIR_OF_INT } sized_kind_t;
+typedef enum { SIGNED, REAL, COMPLEX, PAIR_OF_INT } sized_kind_t;
 static const struct { MPI_Datatype mpi; sized_kind_t kind; } sized[] = {
     {MPI_INTEGER, SIGNED}, {MPI_INTEGER1, SIGNED}, {MPI_INTEGER2, SIGNED},
     {MPI_INTEGER4, SIGNED}, {MPI_INTEGER8, SIGNED},
     {MPI_AINT, SIGNED}, {MPI_OFFSET, SIGNED}, {MPI_COUNT, SIGNED},
     {MPI_REAL, REAL}, {MPI_DOUBLE_PRECISION, REAL}, {MPI_REAL4, REAL}, {MPI_REAL8, REAL},
+    {MPI_COMPLEX, COMPLEX}, {MPI_DOUBLE_COMPLEX, COMPLEX}, {MPI_COMPLEX8, COMPLEX},
+    {MPI_COMPLEX16, COMPLEX},
     {MPI_2INTEGER, PAIR_OF_INT},
 };
 #define NSIZED (sizeof(sized) / sizeof(sized[0]))
@@ -60,6 +64,8 @@ static int dpc_of_size(sized_kind_t kind, int bytes)
              : bytes == 8 ? DPC_INT64 : -1;
     case REAL:
         return bytes == 4 ? DPC_FLOAT : bytes == 8 ? DPC_DOUBLE : -1;
+    case COMPLEX:
+        return bytes == 8 ? DPC_COMPLEX_FLOAT : bytes == 16 ? DPC_COMPLEX_DOUBLE : -1;
     case PAIR_OF_INT:   /* two C ints, as MPI_2INT */
         return bytes == (int)(2 * sizeof(int)) ? DPC_2INT : -1;
     }

@@ -63,6 +63,8 @@ static int is_nan(dpc_dtype_t dt, const unsigned char *p)
     switch (dt) {
     case DPC_FLOAT: case DPC_FLOAT_INT: memcpy(&f, p, 4); return isnan(f);
     case DPC_DOUBLE: case DPC_DOUBLE_INT: memcpy(&d, p, 8); return isnan(d);
+    case DPC_COMPLEX_FLOAT: return is_nan(DPC_FLOAT, p) || is_nan(DPC_FLOAT, p + 4);
+    case DPC_COMPLEX_DOUBLE: return is_nan(DPC_DOUBLE, p) || is_nan(DPC_DOUBLE, p + 8);
     case DPC_FLOAT16: memcpy(&h, p, 2); return isnan(dpc_half_to_float(h));
     case DPC_BFLOAT16: memcpy(&h, p, 2); return isnan(dpc_bf16_to_float(h));
     default: return 0;

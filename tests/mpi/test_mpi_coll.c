@@ -335,7 +335,8 @@ typedef struct rtype {
     MPI_Op op;
     int stride;          /* elements of storage per element (vector types) */
     int per;             /* basic elements per datatype element */
-    char kind;           /* i int, d double, f float, u uint8, l int64, p 2int */
+    char kind;           /* i int, d double, f float, u uint8, l int64, p 2int,
+                            c float complex, z double complex */
 } rtype_t;
 
 static MPI_Datatype t_float3, t_strided_int;
@@ -363,6 +364,9 @@ static void setup_types(void)
         {"DOUBLE PRECISION/prod", MPI_DOUBLE_PRECISION, MPI_PROD, 1, 1, 'd'},
         {"INTEGER8/sum", MPI_INTEGER8, MPI_SUM, 1, 1, 'l'},
         {"2INTEGER/maxloc", MPI_2INTEGER, MPI_MAXLOC, 1, 1, 'p'},
+        /* complex: C's and Fortran's (small integer parts: products exact) */
+        {"double complex/prod", MPI_C_DOUBLE_COMPLEX, MPI_PROD, 1, 1, 'z'},
+        {"COMPLEX/sum", MPI_COMPLEX, MPI_SUM, 1, 1, 'c'},
         {"contiguous(3 float)/sum", t_float3, MPI_SUM, 1, 3, 'f'},
         {"strided int/sum", t_strided_int, MPI_SUM, 2, 1, 'i'},
     };
@@ -392,6 +396,8 @@ static void rfill(const rtype_t *t, void *buf, size_t n, int rank, int salt)
         case 'u': ((uint8_t *)buf)[i] = (uint8_t)h; break;
         case 'l': ((int64_t *)buf)[i] = h % 5 == 0 ? -1 : (h % 7 == 0 ? 2 : 1); break;
         case 'p': ((int *)buf)[2 * i] = (int)(h % 11) - 5; ((int *)buf)[2 * i + 1] = rank; break;
+        case 'c': ((float *)buf)[2 * i] = (float)v; ((float *)buf)[2 * i + 1] = (float)(h / 7 % 7) - 3; break;
+        case 'z': ((double *)buf)[2 * i] = v; ((double *)buf)[2 * i + 1] = (double)(h / 7 % 7) - 3; break;
         }
     }
 }
