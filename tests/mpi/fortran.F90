@@ -30,6 +30,7 @@ program fortran_test
   integer :: ia(n), ib(n)
   integer, allocatable :: sa(:), ga(:)
   integer(kind=8) :: la(n), lb(n)
+  double complex :: za(n), zb(n)
   integer :: ierr
   COMM_T :: dup
   REQUEST_T :: req
@@ -60,6 +61,12 @@ program fortran_test
   la = [(int(r + i, 8), i = 1, n)]
   call MPI_Allreduce(la, lb, n, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
   call check(all(lb == [(int(p * i + p * (p - 1) / 2, 8), i = 1, n)]), 'MPI_Allreduce INTEGER8 sum')
+
+  ! DOUBLE COMPLEX sum: (r + 1, i r)
+  za = [(dcmplx(r + 1, i * r), i = 1, n)]
+  call MPI_Allreduce(za, zb, n, MPI_DOUBLE_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call check(all(zb == [(dcmplx(p * (p + 1) / 2, i * p * (p - 1) / 2), i = 1, n)]), &
+             'MPI_Allreduce DOUBLE COMPLEX sum')
 
   ! reduce-scatter: element k of p*m holds k + r; rank r keeps block r
   sa = [(i + r, i = 1, p * m)]

@@ -267,7 +267,7 @@ if [ -x "$top_builddir/tests/fortran_mpi" ] && [ -x "$top_builddir/tests/fortran
         check "... and its allreduce, reduce-scatter, allgather, bcast and alltoall ran on libdpcoll, only the persistent allreduce on the MPI library" \
             sh -c 'l=$(echo "$1" | grep "stats: rank 0 [a-z_]*: "); \
                    [ "$(echo "$l" | grep -c " [1-9][0-9]* on libdpcoll")" = 5 ] &&
-                   echo "$l" | grep -q "allreduce: 7 on libdpcoll.*; 1 to PMPI (persistent, mpi_f08 loaded 1)" &&
+                   echo "$l" | grep -q "allreduce: 8 on libdpcoll.*; 1 to PMPI (persistent, mpi_f08 loaded 1)" &&
                    [ "$(echo "$l" | grep -c "; 0 to PMPI")" = 4 ]' _ "$out"
     done
 else
