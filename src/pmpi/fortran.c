@@ -66,9 +66,11 @@ int dpc_f08_loaded(void)
     return dlsym(RTLD_DEFAULT, "mpi_startall_f08_") != NULL;
 }
 
-/* After the MPI library's init: ours, unless it failed or we started already. */
-static void start_after(void)
+/* The MPI library's init (name), then ours, unless it failed or we
+ * started already. */
+static void init_then_start(const char *name, void *a0, void *a1, void *a2, void *a3)
 {
+    next_fn(name)(a0, a1, a2, a3);
     int up = 0, provided = MPI_THREAD_SINGLE;
     if (PMPI_Initialized(&up) == MPI_SUCCESS && up && !dpc_g.world_size &&
         PMPI_Query_thread(&provided) == MPI_SUCCESS)
@@ -77,16 +79,12 @@ static void start_after(void)
 
 DPCOLL_API void mpi_init_f08_(void *a0, void *a1, void *a2, void *a3)
 {
-    f08_fn_t next = next_fn("mpi_init_f08_");
-    next(a0, a1, a2, a3);
-    start_after();
+    init_then_start("mpi_init_f08_", a0, a1, a2, a3);
 }
 
 DPCOLL_API void mpi_init_thread_f08_(void *a0, void *a1, void *a2, void *a3)
 {
-    f08_fn_t next = next_fn("mpi_init_thread_f08_");
-    next(a0, a1, a2, a3);
-    start_after();
+    init_then_start("mpi_init_thread_f08_", a0, a1, a2, a3);
 }
 
 DPCOLL_API void mpi_finalize_f08_(void *a0, void *a1, void *a2, void *a3)

@@ -31,7 +31,8 @@ typedef struct dpc_coll_stats {
 typedef struct dpc_shim {
     bool active;            /* our path is on (same on every rank) */
     bool finalizing;
-    bool f08;               /* MPICH's mpi_f08 bindings are in the process (fortran.c) */
+    bool f08;               /* MPICH's mpi_f08 bindings are loaded on some rank: persistent
+                               calls go to PMPI on all (fortran.c) */
     dpc_config_t cfg;
     uint64_t *explained;    /* DPCOLL_EXPLAIN: signatures already shown */
     size_t nexplained;
