@@ -18,6 +18,7 @@
 #include "dpc_half.h"
 #include "dpc_pairs.h"
 #include <stdint.h>
+#include <string.h>
 
 #define KERNEL(name, T, EXPR)                                                 \
     static void name(void *dst_, const void *a_, const void *b_, size_t n)    \
@@ -155,6 +156,36 @@ dpc_status_t dpc_reduce_host(void *dst, const void *a, const void *b, size_t cou
         return DPC_ERR_UNSUPPORTED;
     if (count)
         fn(dst, a, b, count);
+    return DPC_OK;
+}
+
+dpc_status_t dpc_reduce_user(void *dst, const void *a, const void *b, size_t count, size_t es,
+                             dpc_user_reduce_fn_t fn, void *ctx)
+{
+    if (!fn || es == 0 || es > DPC_USER_ELEM_MAX)
+        return DPC_ERR_UNSUPPORTED;
+    if (count == 0)
+        return DPC_OK;
+    if (dst == b && dst != a) {
+        fn(ctx, a, dst, count);
+        return DPC_OK;
+    }
+    if (dst != a) {
+        memcpy(dst, b, count * es);
+        fn(ctx, a, dst, count);
+        return DPC_OK;
+    }
+    /* dst is a: each piece of b into the bounce buffer, a OP it there, back */
+    unsigned char bounce[4 * DPC_USER_ELEM_MAX] __attribute__((aligned(64)));
+    size_t per = sizeof(bounce) / es;
+    char *d = dst;
+    const char *y = b;
+    for (size_t i = 0; i < count; i += per) {
+        size_t k = count - i < per ? count - i : per;
+        memcpy(bounce, y + i * es, k * es);
+        fn(ctx, d + i * es, bounce, k);
+        memcpy(d + i * es, bounce, k * es);
+    }
     return DPC_OK;
 }
 

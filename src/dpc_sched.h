@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include "dpc_status.h"
 #include "dpc_types.h"
+#include "dpc_reduce.h"
 #include "dpc_transport.h"
 
 typedef struct dpc_sched dpc_sched_t;
@@ -84,6 +85,10 @@ typedef struct dpc_sched_params {
     dpc_memtype_t mem;            /* memory type of the user buffers and scratch */
     dpc_device_reduce_fn_t device_reduce;
     void *device_ctx;
+    /* reduction steps of DPC_OP_USER: the program's op (dpc_reduce.h),
+     * called in the thread that runs the step; may change at a replay */
+    dpc_user_reduce_fn_t user_reduce;
+    void *user_ctx;
     const dpc_device_ops_t *dev_ops;  /* for DEVICE_COPY steps */
     void *dev_ctx;
     dpc_scratch_pool_t *pool;     /* optional (host memory only) */

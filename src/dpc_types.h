@@ -28,7 +28,12 @@ typedef enum {
     DPC_OP_LAND, DPC_OP_LOR, DPC_OP_LXOR,
     DPC_OP_BAND, DPC_OP_BOR, DPC_OP_BXOR,
     DPC_OP_MINLOC, DPC_OP_MAXLOC,
-    DPC_OP_COUNT
+    DPC_OP_COUNT,   /* the predefined ops above: each has kernels */
+    /* A program's own op (MPI_Op_create), commutative: no kernel; a schedule
+     * applies it through its caller's callback (dpc_sched_params_t
+     * .user_reduce), on host memory only, to elements of any type of its
+     * size (the type stands in for the program's datatype) */
+    DPC_OP_USER = DPC_OP_COUNT
 } dpc_op_t;
 
 /* Where a buffer lives. PSEUDO_DEVICE is host memory that the tests mark as

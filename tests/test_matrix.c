@@ -92,6 +92,46 @@ START_TEST(test_algo_p)
 }
 END_TEST
 
+/* A program's op (DPC_OP_USER) on every reducing algorithm: sums through
+ * the schedule's callback in several element types, checked against the
+ * reference; and a non-commutative op, whose allreduce results must still
+ * be the same bits on every rank and under reordering (each element's
+ * operands combined in one order everywhere). Loop index: algorithm. */
+START_TEST(test_user_op)
+{
+    const dpc_algo_t *al = algo_at(_i);
+    if (!dpc_coll_reduces(al->coll))
+        return;
+    static const dpc_dtype_t dts[] = {DPC_INT32, DPC_FLOAT, DPC_DOUBLE, DPC_UINT8, DPC_INT16,
+                                      DPC_INT64};
+    static const int ups[] = {1, 2, 3, 4, 5, 7, 8, 13, 16};
+    int cases = 0;
+    for (unsigned pi = 0; pi < sizeof(ups) / sizeof(int); pi++) {
+        int p = ups[pi];
+        size_t counts[4] = {0, 1, (size_t)p + 1, large_count(al, p)};
+        for (int ci = 0; ci < 4; ci++)
+            for (int ip = 0; ip < 2; ip++)
+                for (int order = 0; order < 2; order++) {
+                    if (order && al->coll != DPC_ALLREDUCE)
+                        continue;   /* (one rank computes each block there) */
+                    mx_case_t c = {.algo = al, .p = p, .count = counts[ci], .in_place = ip,
+                                   .op = DPC_OP_USER, .order_only = order,
+                                   .dt = order ? DPC_UINT32 : dts[(pi + ci * 2 + ip) % 6],
+                                   .seg_bytes = ci == 3 ? 4096 : 0,
+                                   .reorder_seed = (uint64_t)(_i * 1000 + pi * 10 + ci * 2 + ip + 1)};
+                    char msg[512];
+                    if (mx_run(&c, msg, sizeof(msg)))
+                        ck_abort_msg("%s/%s p=%d count=%zu %s %s user op%s: %s",
+                                     dpc_coll_name(al->coll), al->name, p, c.count,
+                                     ip ? "in-place" : "out-of-place", dpc_dtype_name(c.dt),
+                                     order ? " (not commutative)" : "", msg);
+                    cases++;
+                }
+    }
+    ck_assert_int_gt(cases, 0);
+}
+END_TEST
+
 /* Faults: a failed send, a failed receive, a lost peer; every rank ends
  * (error or right result), none hangs, nothing is left behind. */
 START_TEST(test_faults)
@@ -134,7 +174,11 @@ int main(void)
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_algo_p, 0, nalgos * nps);
     suite_add_tcase(s, tc);
-    TCase *tf = tcase_create("faults");
+    TCase *tu = tcase_create("user_op");
+    tcase_set_timeout(tu, 900);
+    tcase_add_loop_test(tu, test_user_op, 0, nalgos);
+    suite_add_tcase(s, tu);
+        TCase *tf = tcase_create("faults");
     tcase_set_timeout(tf, 900);
     tcase_add_loop_test(tf, test_faults, 0, nalgos);
     suite_add_tcase(s, tf);

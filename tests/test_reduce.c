@@ -338,6 +338,54 @@ END_TEST
 
 /* The averaging division: one IEEE division per element (16-bit floats via
  * float, rounded once); integers refused. */
+/* A program's op (inout = 3 in + inout, not commutative, so the operand
+ * order shows) through dpc_reduce_user: into a separate output, into b,
+ * and into a (through the bounce buffer, over several of its pieces);
+ * 4-byte and 12-byte elements. */
+static void affine_u32(void *ctx, const void *in, void *inout, size_t n)
+{
+    const uint32_t *x = in;
+    uint32_t *y = inout;
+    size_t words = n * *(const size_t *)ctx / 4;
+    for (size_t i = 0; i < words; i++)
+        y[i] = 3u * x[i] + y[i];
+}
+
+START_TEST(test_user_op)
+{
+    static const size_t sizes[] = {4, 12};
+    for (int si = 0; si < 2; si++) {
+        size_t es = sizes[si], n = 3001, words = n * es / 4;
+        uint32_t *a = malloc(n * es), *b = malloc(n * es), *d = malloc(n * es);
+        uint32_t *a0 = malloc(n * es), *b0 = malloc(n * es);
+        ck_assert(a && b && d && a0 && b0);
+        for (size_t i = 0; i < words; i++) {
+            a0[i] = (uint32_t)(i * 2654435761u);
+            b0[i] = (uint32_t)(i ^ 0x5bd1e995u);
+        }
+        for (int where = 0; where < 3; where++) {   /* separate, into b, into a */
+            memcpy(a, a0, n * es);
+            memcpy(b, b0, n * es);
+            void *dst = where == 0 ? (void *)d : where == 1 ? (void *)b : (void *)a;
+            ck_assert_int_eq(dpc_reduce_user(dst, a, b, n, es, affine_u32, &es), DPC_OK);
+            const uint32_t *r = dst;
+            for (size_t i = 0; i < words; i++)
+                ck_assert_msg(r[i] == 3u * a0[i] + b0[i], "es %zu where %d word %zu", es, where, i);
+            /* the operand that is not the output is left alone */
+            if (where != 2)
+                ck_assert(!memcmp(a, a0, n * es));
+            if (where != 1)
+                ck_assert(!memcmp(b, b0, n * es));
+        }
+        free(a); free(b); free(d); free(a0); free(b0);
+    }
+    size_t big = DPC_USER_ELEM_MAX + 1;
+    ck_assert_int_eq(dpc_reduce_user(NULL, NULL, NULL, 1, big, affine_u32, &big),
+                     DPC_ERR_UNSUPPORTED);
+    ck_assert_int_eq(dpc_reduce_user(NULL, NULL, NULL, 1, 4, NULL, NULL), DPC_ERR_UNSUPPORTED);
+}
+END_TEST
+
 START_TEST(test_div)
 {
     float f[4] = {3, 1, -7, 0.5f};
@@ -368,6 +416,7 @@ int main(void)
     tcase_add_loop_test(tc, test_kernels, 0, DPC_DTYPE_COUNT * DPC_OP_COUNT);
     tcase_add_test(tc, test_operand_order);
     tcase_add_test(tc, test_div);
+    tcase_add_test(tc, test_user_op);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

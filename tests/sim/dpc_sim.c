@@ -69,6 +69,8 @@ struct dpc_sim {
     uint64_t next_region;
     const dpc_device_ops_t *dev_ops;
     void **dev_ctx;
+    dpc_user_reduce_fn_t user_reduce;
+    void *user_ctx;
 };
 
 static void xl_push(xlist_t *l, struct dpc_xfer *x, int which)
@@ -429,6 +431,10 @@ dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts)
         if (!sim->pair_bytes || !sim->pair_msgs)
             goto err;
     }
+    if (opts) {
+        sim->user_reduce = opts->user_reduce;
+        sim->user_ctx = opts->user_ctx;
+    }
     sim->reorder = opts && opts->reorder_seed;
     sim->rng = opts && opts->reorder_seed ? opts->reorder_seed : 1;
     for (int r = 0; r < p; r++) {
@@ -570,4 +576,10 @@ void dpc_sim_kill(dpc_sim_t *sim, int q)
                 finish(sim, x, DPC_ERR_PEER_LOST);
         }
     }
+}
+
+dpc_user_reduce_fn_t dpc_sim_user_reduce(const dpc_sim_t *sim, void **ctx)
+{
+    *ctx = sim->user_ctx;
+    return sim->user_reduce;
 }

@@ -21,6 +21,9 @@ typedef struct dpc_sim dpc_sim_t;
 typedef struct dpc_sim_opts {
     uint64_t reorder_seed;   /* 0 = deliver in order; otherwise random order and timing */
     bool per_peer_counters;  /* keep the p x p matrix (memory p*p*16 bytes) */
+    /* the program's op for DPC_OP_USER reductions (every rank's schedule) */
+    dpc_user_reduce_fn_t user_reduce;
+    void *user_ctx;
 } dpc_sim_opts_t;
 
 dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts);
@@ -75,6 +78,8 @@ typedef void (*dpc_sim_observer_t)(void *ctx, int round);
 void dpc_sim_set_device(dpc_sim_t *sim, const dpc_device_ops_t *ops, void **ctx);
 void dpc_sim_poke(dpc_sim_t *sim);
 const dpc_device_ops_t *dpc_sim_device(const dpc_sim_t *sim, int rank, void **ctx);
+/* The user op given at creation (dpc_sim_opts_t), NULL if none. */
+dpc_user_reduce_fn_t dpc_sim_user_reduce(const dpc_sim_t *sim, void **ctx);
 
 dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_args_t *args,
                          uint64_t timeout_ns, dpc_status_t *status, char **errmsg,

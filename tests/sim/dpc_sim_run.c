@@ -42,6 +42,7 @@ dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_
                                   .tag_base = UINT64_C(0x5eed) << DPC_STEP_TAG_BITS,
                                   .timeout_ns = timeout_ns, .mem = DPC_MEM_HOST};
         prm.dev_ops = dpc_sim_device(sim, r, &prm.dev_ctx);
+        prm.user_reduce = dpc_sim_user_reduce(sim, &prm.user_ctx);
         dpc_status_t st = dpc_sched_create(&prm, &sc[r]);
         if (st == DPC_OK)
             st = algo->build(&args[r], sc[r]);
