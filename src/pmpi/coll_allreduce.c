@@ -59,7 +59,8 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
      * persistent ones too (the copies are steps of the schedule each start
      * builds); anything else is staged whole through host copies first. */
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
-    err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+    dpc_user_op_t user = {0};
+    err = dpc_check_op(comm, call, op, datatype, &ti, mode, &dop, &user, &why);
     if (err > 0)
         return err;
     bool ours = err == 0;
@@ -120,6 +121,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
         }
     }
     j->base.call = call;
+    j->base.user = user;
     j->base.bytes = (unsigned long long)count * (unsigned long long)ti.size;
     j->sendbuf = sendbuf;
     j->recvbuf = recvbuf;

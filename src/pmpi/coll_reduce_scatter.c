@@ -106,7 +106,8 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     bool rs_pipe = dpc_pipeline_owner(size) && dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
     bool dev_in = !in_place && dpc_buf_on_device(sendbuf), dev_out = dpc_buf_on_device(recvbuf);
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
-    err = dpc_check_op(comm, call, op, &ti, &dop, &why);
+    dpc_user_op_t user = {0};
+    err = dpc_check_op(comm, call, op, datatype, &ti, mode, &dop, &user, &why);
     if (err > 0)
         return err;
     bool ours = err == 0;
@@ -156,6 +157,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     for (int i = 0; i < size; i++)
         j->counts[i] = (size_t)(recvcounts ? recvcounts[i] : recvcount) * (size_t)ti.nbasic;
     j->base.call = call;
+    j->base.user = user;
     j->base.bytes = (unsigned long long)total * (unsigned long long)ti.size;
     j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .count = j->counts[0],
                                   .counts = recvcounts ? j->counts : NULL, .dtype = ti.basic,

@@ -525,6 +525,8 @@ int dpc_op_start(dpc_req_t *op)
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
         .dev_ops = j->pipe.dev_in || j->pipe.dev_out ? &dpc_cuda_device_ops : NULL,
+        .user_reduce = a->op == DPC_OP_USER ? dpc_user_op_apply : NULL,
+        .user_ctx = &j->user,
         .defer_local = op->mode != DPC_BLOCKING,
         /* nonblocking: copies and reductions in slices, so the lock the
          * progress thread holds while it works is free again within tens
@@ -788,7 +790,7 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
 void dpc_stats_print(void)
 {
     static const char *const why[DPC_WHY_COUNT] = {
-        "libdpcoll disabled", "intercommunicator", "user-defined op", "datatype",
+        "libdpcoll disabled", "intercommunicator", "user-defined op not run here", "datatype",
         "count beyond int", "persistent, mpi_f08 loaded"};
     char line[2048];
     for (int c = 0; c < DPC_COLL_COUNT; c++) {

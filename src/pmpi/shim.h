@@ -185,8 +185,17 @@ typedef struct dpc_stage {
     MPI_Aint lo, hi;
     bool out_only;   /* the call writes all of it: never copied in */
 } dpc_stage_t;
+/* A program's op that a call runs on libdpcoll (user_op.c): its function
+ * (one of the two), the call's datatype, and the bytes of one element. */
+typedef struct dpc_user_op {
+    MPI_User_function *fn;
+    MPI_User_function_c *fn_c;
+    MPI_Datatype dt;
+    size_t size;
+} dpc_user_op_t;
 struct dpc_job {
     dpc_coll_args_t a;
+    dpc_user_op_t user;     /* a.op DPC_OP_USER: the op to call */
     dpc_pipe_t pipe;
     /* device buffers staged whole (cuda.c): the send side copied to the
      * host at every start (but the first of a call that just copied it),
@@ -204,6 +213,14 @@ struct dpc_job {
 
 /* How a call was made. */
 typedef enum { DPC_BLOCKING, DPC_NONBLOCKING, DPC_PERSISTENT } dpc_mode_t;
+
+/* user_op.c: whether a call of the program's op on dt in this mode runs on
+ * libdpcoll (then *u is filled, and ti describes the call's elements as one
+ * stand-in type of their size: basic, nbasic 1); the reduction callback of
+ * its schedule (ctx: the job's dpc_user_op_t). */
+bool dpc_user_op_take(MPI_Op op, MPI_Datatype dt, dpc_dtinfo_t *ti, dpc_mode_t mode,
+                      dpc_user_op_t *u);
+void dpc_user_op_apply(void *ctx, const void *in, void *inout, size_t count);
 /* The MPI library's own form of a call for a mode: PMPI_<B><SFX>(args...),
  * PMPI_<NB><SFX>(args..., req) or PMPI_<B>_init<SFX>(args..., info, req),
  * e.g. DPC_PMPI_BY_MODE(mode, Allreduce, Iallreduce, _c, info, req, ...)

@@ -17,6 +17,8 @@
  * they ran on libdpcoll.
  */
 #include "config.h"
+#include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,42 +338,132 @@ typedef struct rtype {
     int stride;          /* elements of storage per element (vector types) */
     int per;             /* basic elements per datatype element */
     char kind;           /* i int, d double, f float, u uint8, l int64, p 2int,
-                            c float complex, z double complex */
+                            c float complex, z double complex, h float16 */
+    int user;            /* a program's op (MPI_Op_create): the reference is
+                            PMPI with the same op and datatype */
 } rtype_t;
 
-static MPI_Datatype t_float3, t_strided_int;
-static rtype_t rtypes[16];
+static MPI_Datatype t_float3, t_strided_int, t_half, t_2double;
+static MPI_Op op_isum, op_hsum, op_2double;
+static rtype_t rtypes[24];
 static int nrtypes;
+
+/* ---- the program's ops: as a program writes them, checked to run in the
+ * thread that made the call (blocking calls only run them on libdpcoll) */
+static pthread_t main_thread;
+static int foreign_thread_calls;
+
+static void note_thread(void)
+{
+    if (!pthread_equal(pthread_self(), main_thread))
+        __atomic_add_fetch(&foreign_thread_calls, 1, __ATOMIC_RELAXED);
+}
+
+static void user_isum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    note_thread();
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+/* float16 as two MPI_BYTEs, summed through float (as Horovod's MPI path
+ * does); exact for the small integers used here. The conversions are for
+ * normal numbers and zero only. */
+static float half_to_float(uint16_t h)
+{
+    int e = (h >> 10) & 31;
+    float m = (float)(h & 1023);
+    float v = e == 0 ? 0.0f : ldexpf(1.0f + m / 1024.0f, e - 15);
+    return h & 0x8000 ? -v : v;
+}
+
+static uint16_t float_to_half(float f)
+{
+    uint16_t sign = f < 0 ? 0x8000 : 0;
+    float a = fabsf(f);
+    if (a == 0)
+        return sign;
+    int e;
+    float m = frexpf(a, &e);                        /* a = m 2^e, m in [0.5, 1) */
+    uint16_t mant = (uint16_t)((m * 2.0f - 1.0f) * 1024.0f + 0.5f);
+    return (uint16_t)(sign | (uint16_t)((e - 1 + 15) << 10) | mant);
+}
+
+static void user_hsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    note_thread();
+    const uint16_t *x = in;
+    uint16_t *y = inout;
+    for (int i = 0; i < *len; i++)
+        y[i] = float_to_half(half_to_float(x[i]) + half_to_float(y[i]));
+}
+
+/* pairs of doubles (16 bytes): the first summed, the second the larger */
+static void user_2double(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    note_thread();
+    const double *x = in;
+    double *y = inout;
+    for (int i = 0; i < *len; i++) {
+        y[2 * i] += x[2 * i];
+        y[2 * i + 1] = x[2 * i + 1] > y[2 * i + 1] ? x[2 * i + 1] : y[2 * i + 1];
+    }
+}
 
 static void setup_types(void)
 {
     MPI_Type_contiguous(3, MPI_FLOAT, &t_float3);
     MPI_Type_commit(&t_float3);
+    MPI_Type_contiguous(2, MPI_BYTE, &t_half);
+    MPI_Type_commit(&t_half);
+    MPI_Type_contiguous(2, MPI_DOUBLE, &t_2double);
+    MPI_Type_commit(&t_2double);
+    MPI_Op_create(user_isum, 1, &op_isum);
+    MPI_Op_create(user_hsum, 1, &op_hsum);
+    MPI_Op_create(user_2double, 1, &op_2double);
     /* one int, then a one-int gap: non-contiguous */
     MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &t_strided_int);
     MPI_Type_commit(&t_strided_int);
     rtype_t t[] = {
-        {"int/sum", MPI_INT, MPI_SUM, 1, 1, 'i'},
-        {"double/sum", MPI_DOUBLE, MPI_SUM, 1, 1, 'd'},
-        {"float/max", MPI_FLOAT, MPI_MAX, 1, 1, 'f'},
-        {"uint8/bxor", MPI_UINT8_T, MPI_BXOR, 1, 1, 'u'},
-        {"int64/prod", MPI_INT64_T, MPI_PROD, 1, 1, 'l'},
-        {"2int/minloc", MPI_2INT, MPI_MINLOC, 1, 1, 'p'},
+        {"int/sum", MPI_INT, MPI_SUM, 1, 1, 'i', 0},
+        {"double/sum", MPI_DOUBLE, MPI_SUM, 1, 1, 'd', 0},
+        {"float/max", MPI_FLOAT, MPI_MAX, 1, 1, 'f', 0},
+        {"uint8/bxor", MPI_UINT8_T, MPI_BXOR, 1, 1, 'u', 0},
+        {"int64/prod", MPI_INT64_T, MPI_PROD, 1, 1, 'l', 0},
+        {"2int/minloc", MPI_2INT, MPI_MINLOC, 1, 1, 'p', 0},
         /* Fortran's types, which a Fortran program's calls arrive with
          * (run.sh's stats check says these ran on libdpcoll) */
-        {"REAL/sum", MPI_REAL, MPI_SUM, 1, 1, 'f'},
-        {"INTEGER/max", MPI_INTEGER, MPI_MAX, 1, 1, 'i'},
-        {"DOUBLE PRECISION/prod", MPI_DOUBLE_PRECISION, MPI_PROD, 1, 1, 'd'},
-        {"INTEGER8/sum", MPI_INTEGER8, MPI_SUM, 1, 1, 'l'},
-        {"2INTEGER/maxloc", MPI_2INTEGER, MPI_MAXLOC, 1, 1, 'p'},
+        {"REAL/sum", MPI_REAL, MPI_SUM, 1, 1, 'f', 0},
+        {"INTEGER/max", MPI_INTEGER, MPI_MAX, 1, 1, 'i', 0},
+        {"DOUBLE PRECISION/prod", MPI_DOUBLE_PRECISION, MPI_PROD, 1, 1, 'd', 0},
+        {"INTEGER8/sum", MPI_INTEGER8, MPI_SUM, 1, 1, 'l', 0},
+        {"2INTEGER/maxloc", MPI_2INTEGER, MPI_MAXLOC, 1, 1, 'p', 0},
         /* complex: C's and Fortran's (small integer parts: products exact) */
-        {"double complex/prod", MPI_C_DOUBLE_COMPLEX, MPI_PROD, 1, 1, 'z'},
-        {"COMPLEX/sum", MPI_COMPLEX, MPI_SUM, 1, 1, 'c'},
-        {"contiguous(3 float)/sum", t_float3, MPI_SUM, 1, 3, 'f'},
-        {"strided int/sum", t_strided_int, MPI_SUM, 2, 1, 'i'},
+        {"double complex/prod", MPI_C_DOUBLE_COMPLEX, MPI_PROD, 1, 1, 'z', 0},
+        {"COMPLEX/sum", MPI_COMPLEX, MPI_SUM, 1, 1, 'c', 0},
+        {"contiguous(3 float)/sum", t_float3, MPI_SUM, 1, 3, 'f', 0},
+        {"strided int/sum", t_strided_int, MPI_SUM, 2, 1, 'i', 0},
+        /* the program's own ops: on libdpcoll in blocking calls (a
+         * nonblocking one goes to MPI, and comparing MPI with itself
+         * proves nothing); run.sh's stats check says they ran here */
+        {"int/user sum", MPI_INT, op_isum, 1, 1, 'i', 1},
+        {"float16 of 2 bytes/user sum", t_half, op_hsum, 1, 1, 'h', 1},
+        {"2 doubles/user sum,max", t_2double, op_2double, 1, 2, 'd', 1},
     };
     nrtypes = sizeof(t) / sizeof(t[0]);
+    if (mode != 0)
+        while (nrtypes > 0 && t[nrtypes - 1].user)
+            nrtypes--;
     memcpy(rtypes, t, sizeof(t));
+}
+
+/* user-op rows may run at the largest count too (one of them) */
+static int large_ok(const rtype_t *t, int ti, int max_ti)
+{
+    return ti <= max_ti || t->op == op_isum;
 }
 
 static size_t rt_bytes(const rtype_t *t)   /* storage bytes per datatype element */
@@ -398,6 +490,7 @@ static void rfill(const rtype_t *t, void *buf, size_t n, int rank, int salt)
         case 'p': ((int *)buf)[2 * i] = (int)(h % 11) - 5; ((int *)buf)[2 * i + 1] = rank; break;
         case 'c': ((float *)buf)[2 * i] = (float)v; ((float *)buf)[2 * i + 1] = (float)(h / 7 % 7) - 3; break;
         case 'z': ((double *)buf)[2 * i] = v; ((double *)buf)[2 * i + 1] = (double)(h / 7 % 7) - 3; break;
+        case 'h': ((uint16_t *)buf)[i] = float_to_half((float)v); break;
         }
     }
 }
@@ -407,7 +500,7 @@ static void rfill(const rtype_t *t, void *buf, size_t n, int rank, int salt)
  * PMPI on the same elements laid out as the basic type. */
 static void pmpi_allreduce(const void *in, void *out, int n, const rtype_t *t, MPI_Comm comm)
 {
-    if (t->per == 1 && t->stride == 1) {
+    if ((t->per == 1 && t->stride == 1) || t->user) {
         PMPI_Allreduce(in, out, n, t->dt, t->op, comm);
     } else if (t->stride == 1) {
         PMPI_Allreduce(in, out, n * t->per, MPI_FLOAT, t->op, comm);
@@ -468,7 +561,7 @@ START_TEST(test_allreduce)
         for (int ci = 0; ci < 4; ci++)
             for (int k = 0; k < ncomms(counts[ci]); k++)
                 for (int ti = 0; ti < nrtypes; ti++) {
-                    if (counts[ci] >= LARGE && ti > 1)
+                    if (counts[ci] >= LARGE && !large_ok(&rtypes[ti], ti, 1))
                         continue;
                     const rtype_t *t = &rtypes[ti];
                     long n = t->per == 3 ? counts[ci] / 3 + 1 : counts[ci];
@@ -505,7 +598,8 @@ static void reduce_scatter_case(int block, const char *algo)
             MPI_Comm_size(comms[k], &p);
             MPI_Comm_rank(comms[k], &r);
             for (int ti = 0; ti < nrtypes; ti++) {
-                if ((counts[ci] >= LARGE / 2 && ti > 0) || rtypes[ti].per * rtypes[ti].stride > 1)
+                if ((counts[ci] >= LARGE / 2 && !large_ok(&rtypes[ti], ti, 0)) ||
+                    (rtypes[ti].per * rtypes[ti].stride > 1 && !rtypes[ti].user))
                     continue;    /* derived types: covered by allreduce */
                 const rtype_t *t = &rtypes[ti];
                 int *rc = malloc(sizeof(int) * (size_t)p);
@@ -758,26 +852,39 @@ START_TEST(test_alltoallv)
 }
 END_TEST
 
-/* A user-defined op goes to PMPI (same decision on every rank) and still
- * gives the right answer. */
-static void my_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+/* A program's op that libdpcoll does not run goes to the MPI library (the
+ * same decision on every rank) and still gives the right answer: a
+ * non-commutative one (our algorithms do not combine in rank order), in a
+ * blocking call in every mode (MPICH 4.0.2's MPI_Testall fails on its own
+ * persistent collectives; test_mpi_misc has a nonblocking call with a
+ * user op). run.sh's stats check counts exactly this one call to PMPI.
+ * And none of the program's ops ran in a thread other than the caller's. */
+static void user_first(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
+    note_thread();
+    /* a op b = a: the lowest rank's value, when combined in rank order */
     for (int i = 0; i < *len; i++)
-        ((int *)inout)[i] += ((int *)in)[i];
+        ((int *)inout)[i] = ((int *)in)[i];
 }
 
 START_TEST(test_user_op_falls_back)
 {
     MPI_Op op;
-    MPI_Op_create(my_sum, 1, &op);
+    MPI_Op_create(user_first, 0, &op);
     int in[5], out[5], ref[5];
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
         in[i] = t_rank * 10 + i;
+        ref[i] = i;   /* rank 0's */
+    }
     MPI_Allreduce(in, out, 5, MPI_INT, op, MPI_COMM_WORLD);
-    PMPI_Allreduce(in, ref, 5, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    check_same(out, ref, sizeof(out), "allreduce", "PMPI", "world", "user op", 5, 0);
+    check_same(out, ref, sizeof(out), "allreduce", "PMPI", "world", "non-commutative user op", 5,
+               0);
     MPI_Op_free(&op);
+    t_cases++;
+    if (foreign_thread_calls)
+        t_fail("a program's op ran %d times in a thread other than the caller's",
+               foreign_thread_calls);
     t_agree("user-defined op");
 }
 END_TEST
@@ -796,6 +903,7 @@ int main(int argc, char **argv)
     int active = dpcoll_active();
     if (!active && t_rank == 0)
         printf("libdpcoll is not active: the shim is not in use\n");
+    main_thread = pthread_self();
     make_comms();
     setup_types();
     Suite *s = suite_create("mpi");
@@ -818,6 +926,11 @@ int main(int argc, char **argv)
     free_comms();
     MPI_Type_free(&t_float3);
     MPI_Type_free(&t_strided_int);
+    MPI_Type_free(&t_half);
+    MPI_Type_free(&t_2double);
+    MPI_Op_free(&op_isum);
+    MPI_Op_free(&op_hsum);
+    MPI_Op_free(&op_2double);
     MPI_Finalize();
     return failed ? 1 : 0;
 }
