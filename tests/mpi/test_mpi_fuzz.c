@@ -70,9 +70,27 @@ typedef struct {
     MPI_Op op;    /* MPI_OP_NULL: not for reductions */
     char kind;    /* i int32, f float, d double, l int64, s int16, u uint8, b any bytes */
 } dtype_t;
-static dtype_t types[16];
+static dtype_t types[20];
 static int ntypes;
-static MPI_Datatype t_float3, t_strided, t_vector;
+static MPI_Datatype t_float3, t_strided, t_vector, t_2bytes;
+static MPI_Op op_isum, op_ssum;
+
+/* The program's own ops (MPI_Op_create): on libdpcoll in blocking calls,
+ * on the MPI library otherwise; PMPI with the same op is the reference. */
+static void user_isum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+/* int16 sums on a type of two MPI_BYTEs */
+static void user_ssum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int16_t *)inout)[i] = (int16_t)(((int16_t *)inout)[i] + ((int16_t *)in)[i]);
+}
 
 static void setup(void)
 {
@@ -82,6 +100,10 @@ static void setup(void)
     MPI_Type_commit(&t_strided);
     MPI_Type_vector(2, 2, 3, MPI_SHORT, &t_vector);   /* 2 shorts, a hole, 2 shorts */
     MPI_Type_commit(&t_vector);
+    MPI_Type_contiguous(2, MPI_BYTE, &t_2bytes);
+    MPI_Type_commit(&t_2bytes);
+    MPI_Op_create(user_isum, 1, &op_isum);
+    MPI_Op_create(user_ssum, 1, &op_ssum);
     dtype_t t[] = {
         {"int/sum", MPI_INT, MPI_SUM, 'i'},          {"int/max", MPI_INT, MPI_MAX, 'i'},
         {"int/bxor", MPI_INT, MPI_BXOR, 'i'},        {"float/sum", MPI_FLOAT, MPI_SUM, 'f'},
@@ -91,6 +113,7 @@ static void setup(void)
         /* (the MPI library reduces predefined types only: these are moved) */
         {"float3", t_float3, MPI_OP_NULL, 'b'},      {"strided int", t_strided, MPI_OP_NULL, 'b'},
         {"byte", MPI_BYTE, MPI_OP_NULL, 'b'},        {"vector of shorts", t_vector, MPI_OP_NULL, 'b'},
+        {"int/user sum", MPI_INT, op_isum, 'i'},     {"2 bytes/user int16 sum", t_2bytes, op_ssum, 's'},
     };
     ntypes = (int)(sizeof(t) / sizeof(t[0]));
     memcpy(types, t, sizeof(t));
@@ -107,6 +130,9 @@ static void teardown(void)
     MPI_Type_free(&t_float3);
     MPI_Type_free(&t_strided);
     MPI_Type_free(&t_vector);
+    MPI_Type_free(&t_2bytes);
+    MPI_Op_free(&op_isum);
+    MPI_Op_free(&op_ssum);
 }
 
 /* ---- random numbers (splitmix64) ---------------------------------------- */
