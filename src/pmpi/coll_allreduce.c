@@ -88,7 +88,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
                                   DPC_SPAN(datatype, count), &hr)))
             return err;
         err = allreduce(call, in_place ? MPI_IN_PLACE : hs, hr, count, datatype, op, comm,
-                        dpc_stage_mode(mode, ours), ours ? req : NULL);
+                        mode, req);
         return dpc_stage_done(comm, call, &ss, &rs, err, mode, ours, req);
     }
     if (!ours) {

@@ -136,7 +136,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
                                   DPC_SPAN(datatype, (int)(in_place ? total : mine)), &hr)))
             return err;
         err = reduce_scatter(call, in_place ? MPI_IN_PLACE : hs, hr, recvcount, recvcounts,
-                             datatype, op, comm, dpc_stage_mode(mode, ours), ours ? req : NULL);
+                             datatype, op, comm, mode, req);
         return dpc_stage_done(comm, call, &ss, &rs, err, mode, ours, req);
     }
     if (!ours) {

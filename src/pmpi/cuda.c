@@ -308,6 +308,7 @@ bool dpc_stage_inner(void)
     return staged_inner;
 }
 
+
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, bool ours, MPI_Request *req)
 {
@@ -320,6 +321,10 @@ int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t
         dpc_stage_free(rs);
         return err;
     }
+    /* the MPI library's nonblocking call on the copies: waited for here,
+     * so that the result can go back (see dpc_stage_pair) */
+    if (!err && mode == DPC_NONBLOCKING && (err = PMPI_Wait(req, MPI_STATUS_IGNORE)))
+        err = dpc_raise(comm, err, "%s: the MPI library's call on the host copies failed", call);
     if (!err && rs->host && (err = dpc_stage_out(rs)))
         err = dpc_raise(comm, err, "%s: cannot copy the result back to the device", call);
     dpc_stage_free(ss);

@@ -43,21 +43,21 @@ typedef struct dpc_span {
 
 /* A call with a device buffer among its two: host copies of those on the
  * device (*hs, *hr; the others unchanged), filled from the device. Then
- * the call runs on them: with `ours` (it will reach libdpcoll's engine:
- * dpc_run) in its own mode, the job taking the copies over (dpc_stage_hand
+ * the call runs on them in its own mode: with `ours` (it will reach
+ * libdpcoll's engine: dpc_run) the job takes the copies over (dpc_stage_hand
  * was called: at every start the send side is copied in again, after every
- * end the receive side goes back, and the job frees them); otherwise
- * (the MPI library's own call) blocking, and dpc_stage_done copies back,
- * frees, and for a nonblocking call hands back a completed request; a
- * persistent call is then refused (MPI_ERR_BUFFER). */
+ * end the receive side goes back, and the job frees them); otherwise (the
+ * MPI library's own call) dpc_stage_done waits for a nonblocking one,
+ * copies back, frees, and hands back a completed request; a persistent
+ * call is then refused (MPI_ERR_BUFFER). (Not the blocking form instead:
+ * MPICH does not match a blocking collective with the nonblocking one of
+ * ranks whose buffers are on the host, and hangs. The wait itself can
+ * still hang where such a rank enters a blocking collective of
+ * libdpcoll's before it completes its nonblocking one, as MPICH's call
+ * then has no progress there.) */
 int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, dpc_stage_t *ss,
                    const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
                    dpc_span_t rd, void **hr);
-/* The mode to run the staged call in (see dpc_stage_pair). */
-static inline dpc_mode_t dpc_stage_mode(dpc_mode_t mode, bool ours)
-{
-    return ours ? mode : DPC_BLOCKING;
-}
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, bool ours, MPI_Request *req);
 /* For dpc_run: the copies dpc_stage_pair handed over, if any, become the

@@ -789,6 +789,67 @@ static void nb_ipc_timeout_case(int fail)
 }
 #endif
 
+/* A program's own op on device buffers: every rank's (mode 1) or the even
+ * ranks' (mode 2, the others on the host). Blocking, libdpcoll runs it on
+ * host copies; nonblocking, the MPI library does, on host copies where the
+ * buffers are on the device: that call must be MPICH's nonblocking one
+ * too (its blocking one does not match the host ranks' MPI_I..., and the
+ * job hung), waited for before the result goes back. Closed-form sums. */
+static void user_isum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void user_op_case(int mode, long n)
+{
+    MPI_Op op;
+    MPI_Op_create(user_isum, 1, &op);
+    size_t b = sizeof(int) * (size_t)n;
+    int *h = malloc(b * (size_t)size), *r = malloc(b * (size_t)size);
+    void *din = buf_alloc(mode, b * (size_t)size), *dout = buf_alloc(mode, b * (size_t)size);
+    for (int nb = 0; nb < 2; nb++) {
+        /* allreduce: element i of rank q is q + i, so the sum is p(p-1)/2 + p i */
+        for (long i = 0; i < n; i++)
+            h[i] = rank + (int)i;
+        put(mode, din, h, b);
+        MPI_Request q;
+        if (nb) {
+            MPI_Iallreduce(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD, &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Allreduce(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD);
+        }
+        get(mode, r, dout, b);
+        for (long i = 0; i < n; i++)
+            h[i] = size * (size - 1) / 2 + size * (int)i;
+        check(nb ? "MPI_Iallreduce with a user op" : "MPI_Allreduce with a user op", mode, n, r,
+              h, b);
+        /* reduce-scatter (blocks): element j of rank q's input is q + j;
+         * this rank's block is j = rank*n .. */
+        for (long j = 0; j < n * size; j++)
+            h[j] = rank + (int)j;
+        put(mode, din, h, b * (size_t)size);
+        if (nb) {
+            MPI_Ireduce_scatter_block(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD, &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Reduce_scatter_block(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD);
+        }
+        get(mode, r, dout, b);
+        for (long i = 0; i < n; i++)
+            h[i] = size * (size - 1) / 2 + size * (int)(rank * n + i);
+        check(nb ? "MPI_Ireduce_scatter_block with a user op"
+                 : "MPI_Reduce_scatter_block with a user op", mode, n, r, h, b);
+    }
+    MPI_Op_free(&op);
+    buf_free(mode, din);
+    buf_free(mode, dout);
+    free(h);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -866,6 +927,8 @@ int main(int argc, char **argv)
     for (int mode = 1; mode <= 2; mode++) {
         nb_holes_case(mode, (1 << 18) + 3);
         staged_offset_case(mode, 1000);
+        user_op_case(mode, 1000);
+        user_op_case(mode, (1 << 20) + 3);   /* (a pipeline's size: staged whole) */
     }
 #ifdef FAKE_DEVICE
     if (size > 1)
