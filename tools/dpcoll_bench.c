@@ -38,6 +38,18 @@ static const dpc_coll_t coll_of[NC] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, 
                                        DPC_BCAST, DPC_ALLTOALL};
 static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "alltoall"};
 static int rank, size;
+/* the reductions' op: MPI_SUM, or with -u a program's own float sum made
+ * with MPI_Op_create (libdpcoll runs such ops in blocking calls) */
+static MPI_Op red_op = MPI_SUM;
+static int user_op;
+static void user_fsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const float *x = in;
+    float *y = inout;
+    for (int i = 0; i < *len; i++)
+        y[i] += x[i];
+}
 /* what counts as the model predicting a row */
 #define MODEL_TOLERANCE 0.30
 
@@ -77,12 +89,12 @@ static int run_nb(int c, int native, bufs_t *b, size_t count, float *out)
         float *in = b->in + (size_t)i * sin, *o = out + (size_t)i * sout;
         switch (c) {
         case C_ALLREDUCE:
-            rc = (native ? PMPI_Iallreduce : MPI_Iallreduce)(in, o, n, MPI_FLOAT, MPI_SUM,
+            rc = (native ? PMPI_Iallreduce : MPI_Iallreduce)(in, o, n, MPI_FLOAT, red_op,
                                                              MPI_COMM_WORLD, &req[i]);
             break;
         case C_RS:
             rc = (native ? PMPI_Ireduce_scatter_block : MPI_Ireduce_scatter_block)(
-                in, o, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req[i]);
+                in, o, n, MPI_FLOAT, red_op, MPI_COMM_WORLD, &req[i]);
             break;
         case C_ALLGATHER:
             rc = (native ? PMPI_Iallgather : MPI_Iallgather)(in, n, MPI_FLOAT, o, n, MPI_FLOAT,
@@ -120,11 +132,11 @@ static int make_persistent(int c, int native, bufs_t *b, size_t count, float *ou
         switch (c) {
         case C_ALLREDUCE:
             rc = (native ? PMPI_Allreduce_init : MPI_Allreduce_init)(
-                in, o, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, info, &req[i]);
+                in, o, n, MPI_FLOAT, red_op, MPI_COMM_WORLD, info, &req[i]);
             break;
         case C_RS:
             rc = (native ? PMPI_Reduce_scatter_block_init : MPI_Reduce_scatter_block_init)(
-                in, o, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, info, &req[i]);
+                in, o, n, MPI_FLOAT, red_op, MPI_COMM_WORLD, info, &req[i]);
             break;
         case C_ALLGATHER:
             rc = (native ? PMPI_Allgather_init : MPI_Allgather_init)(
@@ -167,10 +179,10 @@ static int run(int c, int native, bufs_t *b, size_t count, float *out)
         return run_nb(c, native, b, count, out);
     switch (c) {
     case C_ALLREDUCE:
-        return (native ? PMPI_Allreduce : MPI_Allreduce)(b->in, out, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        return (native ? PMPI_Allreduce : MPI_Allreduce)(b->in, out, n, MPI_FLOAT, red_op, MPI_COMM_WORLD);
     case C_RS:
         return (native ? PMPI_Reduce_scatter_block : MPI_Reduce_scatter_block)(b->in, out, n, MPI_FLOAT,
-                                                                              MPI_SUM, MPI_COMM_WORLD);
+                                                                              red_op, MPI_COMM_WORLD);
     case C_ALLGATHER:
         return (native ? PMPI_Allgather : MPI_Allgather)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
     case C_BCAST:
@@ -307,7 +319,9 @@ static void usage(void)
                "  -i N       nonblocking: N calls in flight at once, each on buffers of its own\n"
                "             (MPI_I... N times, then MPI_Waitall), time per call (default -e 1M)\n"
                "  -P         persistent: the -i N calls (default 1) as MPI-4 persistent requests made\n"
-               "             once per row (MPI_..._init), then MPI_Startall + MPI_Waitall each time\n");
+               "             once per row (MPI_..._init), then MPI_Startall + MPI_Waitall each time\n"
+               "  -u         reductions with a program's op (a float sum made with MPI_Op_create)\n"
+               "             instead of MPI_SUM; the model prices it as MPI_SUM\n");
 }
 
 static size_t parse_size(const char *s)
@@ -331,7 +345,7 @@ int main(int argc, char **argv)
     int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
     const char *csv = NULL, *plot = NULL;
     int opt, max_given = 0;
-    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:Ph")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:Puh")) != -1) {
         switch (opt) {
         case 'c':
             for (int c = 0; c < NC; c++)
@@ -348,9 +362,12 @@ int main(int argc, char **argv)
         case 't': touch = 1; break;
         case 'i': inflight = atoi(optarg) > 0 && atoi(optarg) <= 1024 ? atoi(optarg) : 0; break;
         case 'P': persistent = 1; break;
+        case 'u': user_op = 1; break;
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
+    if (user_op)
+        MPI_Op_create(user_fsum, 1, &red_op);
     if (persistent && !inflight)
         inflight = 1;
     if (inflight && !max_given)
@@ -376,8 +393,9 @@ int main(int argc, char **argv)
         fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
                     "native_us,native_busbw_GBs,speedup,model_us\n");
     if (rank == 0 && !quiet)
-        printf("# dpcoll_bench: %d ranks, float, sum; medians of %d repeats (slowest rank); "
-               "native = the MPI library's own collective, same buffers, same run%s\n", size, reps,
+        printf("# dpcoll_bench: %d ranks, float, %s; medians of %d repeats (slowest rank); "
+               "native = the MPI library's own collective, same buffers, same run%s\n", size,
+               user_op ? "sum as a program's op (MPI_Op_create)" : "sum", reps,
                touch ? "; each rank writes its input before each call and reads its output after "
                        "(-t)" : "");
     if (rank == 0 && !quiet && persistent)
@@ -501,6 +519,8 @@ int main(int argc, char **argv)
     free(b.in);
     free(b.out);
     free(b.ref);
+    if (user_op)
+        MPI_Op_free(&red_op);
     MPI_Finalize();
     return 0;
 }

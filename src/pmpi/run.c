@@ -152,8 +152,14 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     if (a->rank != 0 || !first_time(sig))
         return;
     char line[1024];
+    /* (a program's op: its elements by their size, the stand-in type's) */
+    char what[64];
+    if (a->op == DPC_OP_USER)
+        snprintf(what, sizeof(what), "%zu-byte elements, a program's op", dpc_dtype_size(a->dtype));
+    else
+        snprintf(what, sizeof(what), "%s", dpc_dtype_name(a->dtype));
     size_t off = (size_t)snprintf(line, sizeof(line), "%s: %s, %d ranks, %zu x %s: %s%s;", call,
-                                  dpc_coll_name(a->coll), a->size, a->count, dpc_dtype_name(a->dtype),
+                                  dpc_coll_name(a->coll), a->size, a->count, what,
                                   chosen->name, chosen == dpc_g.cfg.force[a->coll] ? " (forced)" : "");
     for (const dpc_algo_t *const *al = dpc_algos(); *al && off < sizeof(line); al++)
         if (dpc_algo_applies(*al, a))
