@@ -308,7 +308,6 @@ bool dpc_stage_inner(void)
     return staged_inner;
 }
 
-
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, bool ours, MPI_Request *req)
 {
