@@ -46,7 +46,7 @@ int dpc_check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, dp
         int commute = 1;
         if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
             return dpc_raise(comm, MPI_ERR_OP, "%s: op is not a valid operation", call);
-        if (dpc_user_op_take(op, dt, ti, mode, u)) {
+        if (dpc_user_op_take(op, commute != 0, dt, ti, mode, u)) {
             *op_p = DPC_OP_USER;
             return MPI_SUCCESS;
         }

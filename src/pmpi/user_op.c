@@ -2,8 +2,8 @@
  * A program's own reduction ops (MPI_Op_create) on libdpcoll.
  *
  * MPI gives no way to ask an op handle for its function, so the wrappers of
- * MPI_Op_create and MPI_Op_create_c keep it (with the commute flag) by
- * handle, and MPI_Op_free forgets it before the MPI library may hand the
+ * MPI_Op_create and MPI_Op_create_c keep it by handle (whether it commutes
+ * the MPI library says: PMPI_Op_commutative), and MPI_Op_free forgets it before the MPI library may hand the
  * handle out again. An op made some other way (before libdpcoll was loaded,
  * or by mpi_f08, whose MPI_Op_create calls PMPI_Op_create itself) is not in
  * the table, and its calls go to MPI as before.
@@ -37,7 +37,6 @@ typedef struct {
     MPI_Op op;
     MPI_User_function *fn;
     MPI_User_function_c *fn_c;
-    int commute;
 } entry_t;
 
 static struct {
@@ -46,13 +45,13 @@ static struct {
     int n, cap;
 } tab = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
 
-static void remember(MPI_Op op, MPI_User_function *fn, MPI_User_function_c *fn_c, int commute)
+static void remember(MPI_Op op, MPI_User_function *fn, MPI_User_function_c *fn_c)
 {
     pthread_mutex_lock(&tab.lock);
     /* a handle seen before: its op was freed where we did not see it */
     for (int i = 0; i < tab.n; i++)
         if (tab.e[i].op == op) {
-            tab.e[i] = (entry_t){op, fn, fn_c, commute};
+            tab.e[i] = (entry_t){op, fn, fn_c};
             pthread_mutex_unlock(&tab.lock);
             return;
         }
@@ -66,7 +65,7 @@ static void remember(MPI_Op op, MPI_User_function *fn, MPI_User_function_c *fn_c
         tab.e = e;
         tab.cap = cap;
     }
-    tab.e[tab.n++] = (entry_t){op, fn, fn_c, commute};
+    tab.e[tab.n++] = (entry_t){op, fn, fn_c};
     pthread_mutex_unlock(&tab.lock);
 }
 
@@ -103,7 +102,7 @@ DPCOLL_API int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op
 {
     int err = PMPI_Op_create(user_fn, commute, op);
     if (err == MPI_SUCCESS && user_fn)
-        remember(*op, user_fn, NULL, commute);
+        remember(*op, user_fn, NULL);
     return err;
 }
 
@@ -111,7 +110,7 @@ DPCOLL_API int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op
 {
     int err = PMPI_Op_create_c(user_fn, commute, op);
     if (err == MPI_SUCCESS && user_fn)
-        remember(*op, NULL, user_fn, commute);
+        remember(*op, NULL, user_fn);
     return err;
 }
 
@@ -137,13 +136,13 @@ static int carrier(MPI_Aint size)
     }
 }
 
-bool dpc_user_op_take(MPI_Op op, MPI_Datatype dt, dpc_dtinfo_t *ti, dpc_mode_t mode,
-                      dpc_user_op_t *u)
+bool dpc_user_op_take(MPI_Op op, bool commute, MPI_Datatype dt, dpc_dtinfo_t *ti,
+                      dpc_mode_t mode, dpc_user_op_t *u)
 {
     entry_t e;
     int car = carrier(ti->size);
-    if (mode != DPC_BLOCKING || dpc_g.f08 || !ti->contig || ti->true_lb != 0 ||
-        ti->extent != ti->size || car < 0 || !lookup(op, &e) || !e.commute)
+    if (!commute || mode != DPC_BLOCKING || dpc_g.f08 || !ti->contig || ti->true_lb != 0 ||
+        ti->extent != ti->size || car < 0 || !lookup(op, &e))
         return false;
     *u = (dpc_user_op_t){.fn = e.fn, .fn_c = e.fn_c, .dt = dt, .size = (size_t)ti->size};
     ti->basic = car;
