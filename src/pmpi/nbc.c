@@ -222,6 +222,40 @@ bool dpc_nbc_leavable_locked(void)
     return true;
 }
 
+int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
+{
+    if (n <= 0 || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) == 0)
+        return 0;
+    int found = 0, at = n;
+    dpc_lock(true);
+    int active = dpc_g.nb_active, seen = 0;
+    for (dpc_req_t *op = dpc_g.ops; op && seen < active; op = op->next) {
+        if (!op->running || op->mode == DPC_BLOCKING)
+            continue;
+        seen++;
+        if (op->mode != DPC_NONBLOCKING || op->freed)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (reqs[i] == op->req) {
+                found++;
+                if (i < at && first) {
+                    at = i;
+                    *first = op;
+                }
+                break;
+            }
+    }
+    dpc_unlock(true);
+    return found;
+}
+
+void dpc_nbc_drive(MPI_Request req)
+{
+    dpc_req_t *op = NULL;
+    if (dpc_nbc_running_in(1, &req, &op) && !dpc_op_ended(op))
+        dpc_op_wait(op);
+}
+
 /* Complete the op towards MPI (in a thread that is inside an MPI call). */
 static void op_finish_request(dpc_req_t *op)
 {

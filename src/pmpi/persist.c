@@ -29,8 +29,11 @@
 #include "shim.h"
 #include "dpc_log.h"
 #include "reqmap.h"
+#include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int dpc_persistent_live;   /* atomic: read bare on every MPI_Wait/Test */
 /* The library's own half of each request: a receive on a communicator of
@@ -229,11 +232,39 @@ DPCOLL_API int MPI_Startall(int count, MPI_Request requests[])
     return MPI_SUCCESS;
 }
 
+/* MPICH's MPI_Wait, MPI_Waitany and MPI_Waitsome on a generalized request
+ * with a poll function call that function in a loop and nothing else: they
+ * neither sleep nor run MPICH's own progress (only MPI_Waitall calls the
+ * wait function, dpc_op_wait_in_series). A rank waiting so for a
+ * nonblocking collective of ours held its core the whole time, and its own
+ * MPI operations in flight stood still: a peer waiting in MPI for one of
+ * them never joined the collective. So a nonblocking collective of ours
+ * is waited for here: alone by dpc_op_wait (which sleeps when idle and lets
+ * the MPI library progress), among others by a loop of tests that gives
+ * the core away once it has polled a while (poll_turn). */
+#define POLL_SPIN_TURNS 64
+#define POLL_YIELD_TURNS 16
+#define POLL_NAP_US 50        /* ... and after a thousand turns (50 ms and more): */
+#define POLL_LONG_NAP_US 250
+static void poll_turn(unsigned *turn)
+{
+    unsigned t = *turn;
+    *turn += t < UINT_MAX;
+    if (t < (dpc_g.oversubscribed ? 0u : POLL_SPIN_TURNS))
+        return;
+    if (t < POLL_SPIN_TURNS + POLL_YIELD_TURNS)
+        sched_yield();
+    else
+        usleep(t < 1000 ? POLL_NAP_US : POLL_LONG_NAP_US);
+}
+
 DPCOLL_API int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     dpc_req_t *op = live() && request ? find(*request) : NULL;
     if (op)
         settle(op, true);
+    else if (request)
+        dpc_nbc_drive(*request);
     int rc = PMPI_Wait(request, status);
     return rc == MPI_SUCCESS ? fix_status(op, status) : rc;
 }
@@ -395,13 +426,15 @@ static int library_some(int n, MPI_Request *requests, dpc_req_t **ours, MPI_Requ
 
 DPCOLL_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
-    if (!live() || count <= 0)
+    bool nb = count > 0 && dpc_nbc_running_in(count, requests, NULL) > 0;
+    if ((!live() && !nb) || count <= 0)
         return PMPI_Waitany(count, requests, index, status);
     MPI_Request *copy;
     dpc_req_t **ours = scratch_for(count, &copy);
     if (!ours)
         return MPI_ERR_NO_MEM;
     int rc, flag = 0;
+    unsigned turn = 0;
     for (;;) {
         int pending = settle_all(count, requests, false, ours);
         int i = first_unreported(count, ours);
@@ -413,12 +446,14 @@ DPCOLL_API int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_St
         MPI_Request *seen = masked(count, requests, ours, copy);
         /* (nothing of ours running: the library's wait on the rest, which
          * says MPI_UNDEFINED when none of them is active) */
-        rc = pending ? PMPI_Testany(count, seen, index, &flag, status)
-                     : PMPI_Waitany(count, seen, index, status);
+        rc = pending || nb ? PMPI_Testany(count, seen, index, &flag, status)
+                           : PMPI_Waitany(count, seen, index, status);
         unmask(count, requests, seen, ours);
-        if (!pending || rc != MPI_SUCCESS || (flag && *index != MPI_UNDEFINED))
+        /* (tested with nothing active at all: MPI_UNDEFINED, as a wait) */
+        if ((!pending && !nb) || rc != MPI_SUCCESS ||
+            (flag && (*index != MPI_UNDEFINED || !pending)))
             break;
-        sched_yield();
+        poll_turn(&turn);
     }
     free(ours);
     return rc;
@@ -453,23 +488,26 @@ DPCOLL_API int MPI_Testany(int count, MPI_Request requests[], int *index, int *f
 DPCOLL_API int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                             MPI_Status statuses[])
 {
-    if (!live() || incount <= 0)
+    bool nb = incount > 0 && dpc_nbc_running_in(incount, requests, NULL) > 0;
+    if ((!live() && !nb) || incount <= 0)
         return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
     MPI_Request *copy;
     dpc_req_t **ours = scratch_for(incount, &copy);
     if (!ours)
         return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
+    unsigned turn = 0;
     for (;;) {
         int pending = settle_all(incount, requests, false, ours);
         int k = report_all(incount, requests, ours, indices, statuses, &rc);
         /* with some of ours done, or none left running: the library's
          * requests too (tested, or waited for), then done */
-        *outcount = library_some(incount, requests, ours, copy, k, k > 0 || pending, indices,
-                                 statuses, &rc);
-        if (!pending || rc != MPI_SUCCESS || (*outcount != 0 && *outcount != MPI_UNDEFINED))
+        *outcount = library_some(incount, requests, ours, copy, k, k > 0 || pending || nb,
+                                 indices, statuses, &rc);
+        if ((!pending && !nb) || rc != MPI_SUCCESS ||
+            (*outcount != 0 && (*outcount != MPI_UNDEFINED || !pending)))
             break;
-        sched_yield();
+        poll_turn(&turn);
     }
     free(ours);
     return rc;

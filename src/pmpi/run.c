@@ -289,6 +289,26 @@ bool dpc_ops_progress_locked(void)
     return more;
 }
 
+/* Let the MPI library progress what the program left running in it. A
+ * rank waiting in a collective of ours makes no call into the MPI library,
+ * so its own nonblocking MPI operations stand still meanwhile: an
+ * MPI_Isend whose receiver is blocked in MPI_Recv, or an MPI_Iallreduce
+ * that went to the library, whose peers then never reach the collective
+ * this rank waits in (a deadlock MPICH's own collectives do not have:
+ * their waits progress everything). A probe that finds nothing runs the
+ * library's progress engine once, and consumes no message. On a
+ * communicator of ours that carries none, so that it never finds one and
+ * stops short (and not on MPI_COMM_SELF, which MPICH probes without
+ * progressing anything else). Only in this thread, the program's, which
+ * is in an MPI call; only once the wait has stopped spinning, where a
+ * probe costs little against a yield or a nap. */
+static void poke_mpi_progress(void)
+{
+    int flag = 0;
+    if (dpc_g.probe_comm != MPI_COMM_NULL)
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dpc_g.probe_comm, &flag, MPI_STATUS_IGNORE);
+}
+
 /* Drive op to its end in this thread, progressing every other op in flight
  * too (ours may wait on a peer that waits on one of those). The progress
  * thread stands aside meanwhile (drivers > 0): two threads polling one
@@ -321,6 +341,8 @@ static void op_wait(dpc_req_t *op, bool hand_over)
         if (yields > YIELDS && !dpc_g.mt && !(op->s && dpc_sched_has_local_work(op->s)))
             tp->ops->idle_wait(tp, 1000000);
         dpc_unlock(lk);
+        if (yields)
+            poke_mpi_progress();
         if (yields && (yields <= YIELDS || dpc_g.mt))
             sched_yield();
         if (yields)

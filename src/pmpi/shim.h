@@ -45,6 +45,8 @@ typedef struct dpc_shim {
                                blocking calls try CUDA IPC (ipc.c) */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
+    MPI_Comm probe_comm;    /* a copy of MPI_COMM_WORLD no message is ever sent on:
+                               a probe there runs the MPI library's progress (run.c) */
     int keyval;
     unsigned comm_gen;      /* bumped (atomic) whenever MPI drops our state from a
                                communicator: invalidates every thread's memory of
@@ -317,6 +319,15 @@ void dpc_nbc_hand_over(void);
 /* Whether every nonblocking op still running can be left to the program's
  * MPI_Wait/MPI_Test without the progress thread (nbc.c); under the lock. */
 bool dpc_nbc_leavable_locked(void);
+/* How many of reqs are nonblocking collectives of ours whose schedule still
+ * runs; *first (if not NULL, and any is): the op of the first of them. Only
+ * for a completion call's requests, which MPI lets no other thread complete
+ * or free meanwhile (so the op found stays). Costs an atomic read while
+ * none of ours runs. */
+int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first);
+/* MPI_Wait on req: if it is a nonblocking collective of ours still running,
+ * drive it to its end here (dpc_op_wait), before the MPI library's wait. */
+void dpc_nbc_drive(MPI_Request req);
 int dpc_persist_create(dpc_req_t *op, MPI_Request *req);
 void dpc_persist_destroy_all(void);
 /* Are the requests (some may be ours) in need of our help before the MPI

@@ -21,5 +21,6 @@ int t_run(Suite *s);
 
 /* tests kept in files of their own, for test_mpi_misc's modes */
 void add_handle_reuse_test(TCase *tc);   /* handle_reuse.c: threads */
+void add_mpi_progress_test(TCase *tc);   /* mpi_progress.c: mpiprogress */
 
 #endif

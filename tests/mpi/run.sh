@@ -165,6 +165,13 @@ mpi 2 "$misc" threads || fail=1
 # (4 ranks on 2 cores: the progress thread kept the lock while a record for
 # another communicator waited in its mailbox, about 1 run in 4 hung)
 mpi 4 "$misc" threads || fail=1
+# (a rank waiting in a collective of ours let its own MPI operations stand
+# still: a peer blocked on one of them never came, until DPCOLL_TIMEOUT)
+for np in 2 4; do
+    [ "${DPC_TEST_QUICK:-0}" = 1 ] && [ "$np" = 4 ] && continue
+    echo "== the MPI library's own operations in flight across collectives of libdpcoll's; waits for a late member that sleep, $np ranks"
+    DPCOLL_TIMEOUT=20 mpi "$np" "$misc" mpiprogress || fail=1
+done
 echo "== DPCOLL_TIMEOUT=2, rank 0 absent, 3 ranks"
 DPCOLL_TIMEOUT=2 mpi 3 "$misc" timeout 2>&1 | grep -v 'UCX  WARN' || fail=1
 echo "== a member late for a new communicator's first call (after the others' DPCOLL_TIMEOUT=1), 2 ranks"

@@ -4,7 +4,9 @@
  * communicator still usable), timeouts that name the ranks waited for,
  * communicator dup/free cycles that leave memory flat, MPI_THREAD_MULTIPLE,
  * DPCOLL_DISABLE, large-count calls beyond int, dpcoll_predict against the
- * algorithms calls run, MPI_Comm_idup's duplicates used in crossed orders. The mode is argv[1]; tests/mpi/run.sh runs each.
+ * algorithms calls run, MPI_Comm_idup's duplicates used in crossed orders,
+ * the MPI library's own operations in flight across ours. The mode is
+ * argv[1]; tests/mpi/run.sh runs each.
  */
 #include "config.h"
 #include <pthread.h>
@@ -1142,6 +1144,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_idup_orders);
     else if (!strcmp(mode, "batch"))
         tcase_add_test(tc, test_batches);
+    else if (!strcmp(mode, "mpiprogress"))
+        add_mpi_progress_test(tc);
     suite_add_tcase(s, tc);
     int failed = t_run(s);
     holders_free();
