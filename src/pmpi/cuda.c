@@ -320,10 +320,16 @@ int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t
         dpc_stage_free(rs);
         return err;
     }
-    /* the MPI library's nonblocking call on the copies: waited for here,
-     * so that the result can go back (see dpc_stage_pair) */
-    if (!err && mode == DPC_NONBLOCKING && (err = PMPI_Wait(req, MPI_STATUS_IGNORE)))
-        err = dpc_raise(comm, err, "%s: the MPI library's call on the host copies failed", call);
+    /* the MPI library's nonblocking call on the copies: a request of ours
+     * over it copies the result back when it ends (stage_nb.c) */
+    if (!err && mode == DPC_NONBLOCKING) {
+        if ((err = dpc_stage_nb_request(ss, rs, call, req)) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        /* (no request of ours: wait for it here) */
+        if ((err = PMPI_Wait(req, MPI_STATUS_IGNORE)))
+            err = dpc_raise(comm, err, "%s: the MPI library's call on the host copies failed",
+                            call);
+    }
     if (!err && rs->host && (err = dpc_stage_out(rs)))
         err = dpc_raise(comm, err, "%s: cannot copy the result back to the device", call);
     dpc_stage_free(ss);

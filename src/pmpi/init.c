@@ -169,6 +169,7 @@ void dpc_init(int provided)
     char err[512];
     memset(&dpc_g, 0, sizeof(dpc_g));
     dpc_g.probe_comm = MPI_COMM_NULL;
+    dpc_g.probe_req = MPI_REQUEST_NULL;
     PMPI_Comm_rank(MPI_COMM_WORLD, &dpc_g.world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &dpc_g.world_size);
     dpc_g.thread_level = provided;
@@ -231,7 +232,9 @@ void dpc_init(int provided)
         /* and the last one is the mailboxes' doorbell (dpc_ucx.h) */
         dpc_g.ctx_used[(1 << DPC_UCX_CTX_BITS) / 64 - 1] |= UINT64_C(1) << 63;
         dpc_g.active = dpc_g.keyval != MPI_KEYVAL_INVALID && dpc_nbc_init() == MPI_SUCCESS &&
-                       PMPI_Comm_dup(MPI_COMM_WORLD, &dpc_g.probe_comm) == MPI_SUCCESS;
+                       PMPI_Comm_dup(MPI_COMM_WORLD, &dpc_g.probe_comm) == MPI_SUCCESS &&
+                       PMPI_Irecv(&dpc_g.probe_byte, 1, MPI_BYTE, dpc_g.world_rank, 0,
+                                  dpc_g.probe_comm, &dpc_g.probe_req) == MPI_SUCCESS;
         if (dpc_g.active) {
             dpc_cuda_load();
             /* one rank with device buffers: every rank cuts large
@@ -292,6 +295,10 @@ void dpc_fini(void)
         dpc_ucx_destroy(dpc_g.ux);
         dpc_g.ux = NULL;
         PMPI_Comm_free_keyval(&dpc_g.keyval);
+        if (dpc_g.probe_req != MPI_REQUEST_NULL) {
+            PMPI_Cancel(&dpc_g.probe_req);
+            PMPI_Wait(&dpc_g.probe_req, MPI_STATUS_IGNORE);
+        }
         PMPI_Comm_free(&dpc_g.probe_comm);
         dpc_g.active = false;
     } else if (dpc_g.cfg.stats && dpc_g.world_size) {

@@ -295,18 +295,23 @@ bool dpc_ops_progress_locked(void)
  * MPI_Isend whose receiver is blocked in MPI_Recv, or an MPI_Iallreduce
  * that went to the library, whose peers then never reach the collective
  * this rank waits in (a deadlock MPICH's own collectives do not have:
- * their waits progress everything). A probe that finds nothing runs the
- * library's progress engine once, and consumes no message. On a
- * communicator of ours that carries none, so that it never finds one and
- * stops short (and not on MPI_COMM_SELF, which MPICH probes without
- * progressing anything else). Only in this thread, the program's, which
- * is in an MPI call; only once the wait has stopped spinning, where a
- * probe costs little against a yield or a nap. */
+ * their waits progress everything). A test of a receive that never
+ * matches (dpc_g.probe_req) runs the library's whole progress engine once.
+ * (Not a probe: MPICH's MPI_Iprobe moves the network but not the steps of
+ * its nonblocking collectives, and on MPI_COMM_SELF not even that.) Only
+ * in this thread, the program's, which is in an MPI call; one thread at a
+ * time, as MPI allows one completion call per request; only once the wait
+ * has stopped spinning, where a test costs little against a yield or a
+ * nap. */
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 static void poke_mpi_progress(void)
 {
+    if (pthread_mutex_trylock(&probe_lock) != 0)
+        return;
     int flag = 0;
-    if (dpc_g.probe_comm != MPI_COMM_NULL)
-        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, dpc_g.probe_comm, &flag, MPI_STATUS_IGNORE);
+    if (dpc_g.probe_req != MPI_REQUEST_NULL)
+        PMPI_Test(&dpc_g.probe_req, &flag, MPI_STATUS_IGNORE);
+    pthread_mutex_unlock(&probe_lock);
 }
 
 /* Drive op to its end in this thread, progressing every other op in flight

@@ -45,8 +45,10 @@ typedef struct dpc_shim {
                                blocking calls try CUDA IPC (ipc.c) */
     pthread_mutex_t lock;
     dpc_ucx_t *ux;
-    MPI_Comm probe_comm;    /* a copy of MPI_COMM_WORLD no message is ever sent on:
-                               a probe there runs the MPI library's progress (run.c) */
+    MPI_Comm probe_comm;    /* a copy of MPI_COMM_WORLD no message is ever sent on, */
+    MPI_Request probe_req;  /* ... and a receive posted there: testing it runs the MPI
+                               library's progress (run.c) */
+    char probe_byte;
     int keyval;
     unsigned comm_gen;      /* bumped (atomic) whenever MPI drops our state from a
                                communicator: invalidates every thread's memory of

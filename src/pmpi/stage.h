@@ -47,19 +47,23 @@ typedef struct dpc_span {
  * libdpcoll's engine: dpc_run) the job takes the copies over (dpc_stage_hand
  * was called: at every start the send side is copied in again, after every
  * end the receive side goes back, and the job frees them); otherwise (the
- * MPI library's own call) dpc_stage_done waits for a nonblocking one,
- * copies back, frees, and hands back a completed request; a persistent
- * call is then refused (MPI_ERR_BUFFER). (Not the blocking form instead:
- * MPICH does not match a blocking collective with the nonblocking one of
- * ranks whose buffers are on the host, and hangs. The wait itself can
- * still hang where such a rank enters a blocking collective of
- * libdpcoll's before it completes its nonblocking one, as MPICH's call
- * then has no progress there.) */
+ * MPI library's own call) dpc_stage_done copies a blocking one's result
+ * back and frees the copies, and hands a nonblocking one's request to a
+ * request of ours that does so when it ends (stage_nb.c); a persistent
+ * call is refused (MPI_ERR_BUFFER). (Not the blocking form instead: MPICH
+ * does not match a blocking collective with the nonblocking one of ranks
+ * whose buffers are on the host, and hangs. Nor a wait inside the
+ * nonblocking call: that hangs where a host rank enters a blocking
+ * collective that includes this rank before this one.) */
 int dpc_stage_pair(MPI_Comm comm, const char *call, dpc_mode_t mode, bool ours, dpc_stage_t *ss,
                    const void *sbuf, dpc_span_t sd, void **hs, dpc_stage_t *rs, void *rbuf,
                    dpc_span_t rd, void **hr);
 int dpc_stage_done(MPI_Comm comm, const char *call, dpc_stage_t *ss, dpc_stage_t *rs, int err,
                    dpc_mode_t mode, bool ours, MPI_Request *req);
+/* For dpc_stage_done: *req, the MPI library's nonblocking call on the host
+ * copies ss and rs, becomes a request of ours that completes after it, with
+ * the result copied back (stage_nb.c); ss and rs are then the request's. */
+int dpc_stage_nb_request(dpc_stage_t *ss, dpc_stage_t *rs, const char *call, MPI_Request *req);
 /* For dpc_run: the copies dpc_stage_pair handed over, if any, become the
  * job's. */
 void dpc_stage_claim(dpc_job_t *j, dpc_mode_t mode);
