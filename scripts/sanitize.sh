@@ -72,6 +72,8 @@ if [ $name = tsan ]; then
     done
     run "batches of small nonblocking and persistent calls, 2 ranks" \
         $mpi -n 2 tests/test_mpi_misc batch
+    run "the MPI library's operations in flight across ours, waits that sleep, 2 ranks" \
+        $mpi -n 2 tests/test_mpi_misc mpiprogress
     run "nonblocking collectives, every algorithm, 2 ranks" \
         env DPC_TEST_QUICK=1 DPC_TEST_MODE=nonblocking $mpi -n 2 tests/test_mpi_coll
     run "device buffers on the fake device, 2 ranks" env "$fake" $mpi -n 2 tests/test_fakedev_coll
@@ -94,7 +96,7 @@ else
     done
     run "nonblocking and persistent calls with the progress thread, 2 ranks" \
         $mpi -n 2 tests/test_mpi_nbc
-    for m in errors repeat threads largecount predict average idup; do
+    for m in errors repeat threads largecount predict average idup mpiprogress; do
         run "test_mpi_misc $m, 3 ranks" $mpi -n 3 tests/test_mpi_misc $m
     done
     # (ASan holds freed blocks back to catch a use after free, which the

@@ -34,9 +34,10 @@
 #define P2P_BYTES (8u << 20)
 #define NBC_INTS (1u << 20)
 
-enum { OURS_ALLREDUCE, OURS_BCAST, OURS_ALLTOALL, OURS_IALLREDUCE, OURS_COUNT };
+enum { OURS_ALLREDUCE, OURS_BCAST, OURS_ALLTOALL, OURS_IALLREDUCE, OURS_ITEST, OURS_COUNT };
 static const char *const ours_name[OURS_COUNT] = {
-    "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce + MPI_Wait"};
+    "MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Iallreduce + MPI_Wait",
+    "MPI_Iallreduce + an MPI_Test loop"};
 
 /* One collective of libdpcoll's, its result checked against closed forms. */
 static void run_ours(int which, const char *what)
@@ -49,11 +50,17 @@ static void run_ours(int which, const char *what)
     switch (which) {
     case OURS_ALLREDUCE:
     case OURS_IALLREDUCE:
+    case OURS_ITEST:
         if (which == OURS_ALLREDUCE) {
             MPI_Allreduce(x, y, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         } else {
             MPI_Iallreduce(x, y, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
-            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            if (which == OURS_IALLREDUCE) {
+                MPI_Wait(&q, MPI_STATUS_IGNORE);
+            } else {
+                for (int done = 0; !done;)
+                    MPI_Test(&q, &done, MPI_STATUS_IGNORE);
+            }
         }
         ok = y[0] == p * (p + 1) / 2 && y[1] == p * (p - 1) && y[2] == 7 * p &&
              y[3] == -p * (p - 1) / 2;
