@@ -83,6 +83,8 @@ struct dpc_sched {
     import_t *imports;
     int nimports, cap_imports;
     int dev_inflight;        /* device copies and reductions started and not done */
+    bool hold_user;          /* this test leaves a program's reductions queued
+                              * (dpc_sched_test_held) */
     struct {                 /* the sub-build being added, if any */
         bool on;
         dpc_step_id_t gate;
@@ -678,12 +680,24 @@ static void issue_transfers(dpc_sched_t *s)
     s->ready_tail = s->ready_scan = keep;
 }
 
+/* The next local step is a reduction by a program's function. */
+static bool user_step_next(const dpc_sched_t *s)
+{
+    if (s->ready_head >= s->ready_tail)
+        return false;
+    const step_t *st = &s->steps[s->ready[s->ready_head]];
+    return st->kind == STEP_REDUCE && st->op == DPC_OP_USER;
+}
+
 /* Local steps in order, each followed by the transfers it made ready; with
- * slicing, at most one slice of local work per call. */
+ * slicing, at most one slice of local work per call; with hold_user, up to
+ * the first reduction by a program's function. */
 static void run_ready(dpc_sched_t *s)
 {
     issue_transfers(s);
     while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
+        if (s->hold_user && user_step_next(s))
+            return;
         if (!issue_step(s, s->ready[s->ready_head]))
             return;
         s->ready_head++;
@@ -883,8 +897,12 @@ static dpc_status_t test(dpc_sched_t *s, bool transport)
     }
     /* reading the clock costs more than a test of a small collective:
      * every 16th test is often enough for a timeout in seconds, counted
-     * from the first of them (16 tests in: the start, to a timeout) */
-    if (s->prm.timeout_ns && (++s->ntests & 15) == 0) {
+     * from the first of them (16 tests in: the start, to a timeout). A
+     * program's reduction left for the program's next MPI call waits for
+     * the program, not for a peer: the count starts again after it. */
+    if (s->hold_user && user_step_next(s)) {
+        s->clock_read = false;
+    } else if (s->prm.timeout_ns && (++s->ntests & 15) == 0) {
         uint64_t now = tp->ops->now_ns(tp);
         if (!s->clock_read) {
             s->start_ns = now;
@@ -905,6 +923,14 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s)
 dpc_status_t dpc_sched_test_progressed(dpc_sched_t *s)
 {
     return test(s, false);
+}
+
+dpc_status_t dpc_sched_test_held(dpc_sched_t *s)
+{
+    s->hold_user = true;
+    dpc_status_t st = test(s, false);
+    s->hold_user = false;
+    return st;
 }
 
 dpc_status_t dpc_sched_wait(dpc_sched_t *s)
@@ -981,6 +1007,12 @@ bool dpc_sched_has_local_work(const dpc_sched_t *s)
 {
     /* device copies in flight count: their end wakes no file descriptor */
     return s->state == S_RUNNING && (s->ready_head < s->ready_tail || s->dev_inflight > 0);
+}
+
+bool dpc_sched_has_unheld_work(const dpc_sched_t *s)
+{
+    return s->state == S_RUNNING &&
+           ((s->ready_head < s->ready_tail && !user_step_next(s)) || s->dev_inflight > 0);
 }
 
 bool dpc_sched_settled(const dpc_sched_t *s)

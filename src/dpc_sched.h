@@ -134,6 +134,9 @@ dpc_status_t dpc_sched_rebase(dpc_sched_t *s, const dpc_sched_move_t *moves, int
 /* Steps ready to run now (slices of a copy or reduction left): the next
  * test() has work without waiting for the network. */
 bool dpc_sched_has_local_work(const dpc_sched_t *s);
+/* The same for dpc_sched_test_held: local work other than a program's
+ * reduction waiting at the head of the queue. */
+bool dpc_sched_has_unheld_work(const dpc_sched_t *s);
 /* Running, and no peer needs this process to progress it any more: what
  * is left is receives the peers' messages complete by themselves (the
  * transport's settled()) and local steps after them. Its caller can leave
@@ -221,6 +224,12 @@ dpc_status_t dpc_sched_test(dpc_sched_t *s);
 /* The same, the caller having just progressed the transport itself (once
  * for many schedules on one transport). */
 dpc_status_t dpc_sched_test_progressed(dpc_sched_t *s);
+/* The same, for a thread that must not run a program's reduction function
+ * (DPC_OP_USER; a library's progress thread): local steps run in order up
+ * to the first such reduction, which waits for a dpc_sched_test(_progressed)
+ * from a thread that may; transfers go on meanwhile. The timeout does not
+ * count while that reduction waits (the wait is the program's). */
+dpc_status_t dpc_sched_test_held(dpc_sched_t *s);
 /* Progress until done or failed; yields the CPU while idle. */
 dpc_status_t dpc_sched_wait(dpc_sched_t *s);
 

@@ -37,7 +37,7 @@ int dpc_check_buf(MPI_Comm comm, const char *call, const char *arg, const void *
 }
 
 int dpc_check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, dpc_dtinfo_t *ti,
-                 dpc_mode_t mode, int *op_p, dpc_user_op_t *u, dpc_why_t *why)
+                 int *op_p, dpc_user_op_t *u, dpc_why_t *why)
 {
     if (op == MPI_OP_NULL)
         return dpc_raise(comm, MPI_ERR_OP, "%s: op is MPI_OP_NULL", call);
@@ -46,7 +46,7 @@ int dpc_check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, dp
         int commute = 1;
         if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
             return dpc_raise(comm, MPI_ERR_OP, "%s: op is not a valid operation", call);
-        if (dpc_user_op_take(op, commute != 0, dt, ti, mode, u)) {
+        if (dpc_user_op_take(op, commute != 0, dt, ti, u)) {
             *op_p = DPC_OP_USER;
             return MPI_SUCCESS;
         }

@@ -17,6 +17,6 @@ int dpc_check_buf(MPI_Comm comm, const char *call, const char *arg, const void *
  * that runs here (user_op.c) gives DPC_OP_USER, fills *u and makes *ti
  * describe dt as one stand-in element type. */
 int dpc_check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, dpc_dtinfo_t *ti,
-                 dpc_mode_t mode, int *op_p, dpc_user_op_t *u, dpc_why_t *why);
+                 int *op_p, dpc_user_op_t *u, dpc_why_t *why);
 
 #endif

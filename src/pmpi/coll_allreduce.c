@@ -60,7 +60,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
      * builds); anything else is staged whole through host copies first. */
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
     dpc_user_op_t user = {0};
-    err = dpc_check_op(comm, call, op, datatype, &ti, mode, &dop, &user, &why);
+    err = dpc_check_op(comm, call, op, datatype, &ti, &dop, &user, &why);
     if (err > 0)
         return err;
     bool ours = err == 0;

@@ -107,7 +107,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     bool dev_in = !in_place && dpc_buf_on_device(sendbuf), dev_out = dpc_buf_on_device(recvbuf);
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
     dpc_user_op_t user = {0};
-    err = dpc_check_op(comm, call, op, datatype, &ti, mode, &dop, &user, &why);
+    err = dpc_check_op(comm, call, op, datatype, &ti, &dop, &user, &why);
     if (err > 0)
         return err;
     bool ours = err == 0;

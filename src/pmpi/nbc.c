@@ -102,6 +102,7 @@ static void relock(void)
 static void *progress_main(void *arg)
 {
     (void)arg;
+    dpc_tl_progress_thread = true;
     uint64_t spin_until = 0, spin = dpc_g.oversubscribed ? 0 : PROG_SPIN_NS;
     unsigned busy_turns = 0;
     pthread_mutex_lock(&dpc_g.lock);

@@ -31,6 +31,7 @@ DPC_TLS MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
 DPC_TLS dpc_comm_t *dpc_tl_state;
 DPC_TLS unsigned dpc_tl_gen;
 DPC_TLS bool dpc_tl_quiet;
+DPC_TLS bool dpc_tl_progress_thread;
 
 void dpc_comm_shape(MPI_Comm comm, int *size, int *rank)
 {
@@ -243,13 +244,27 @@ static int error_class(dpc_status_t st)
     }
 }
 
+/* A program's reduction function runs only in the program's own threads,
+ * inside its MPI calls (the thread that made a blocking call; for a
+ * nonblocking or persistent one, the program's MPI_Wait, MPI_Test and the
+ * like). In the progress thread it could deadlock against a lock of the
+ * program's (an interpreter's), or break the program's assumptions about
+ * where its code runs; there such a schedule moves data only, and a
+ * reduction waits for the program's next call. */
+static bool op_held_here(const dpc_req_t *op)
+{
+    return dpc_tl_progress_thread && op->job && op->job->a.op == DPC_OP_USER;
+}
+
 /* One test of one op (transport: progressing the transport first); the
  * caller holds the lock when locking. */
 static void op_test_with(dpc_req_t *op, bool transport)
 {
     if (!op->running)
         return;
-    dpc_status_t st = transport ? dpc_sched_test(op->s) : dpc_sched_test_progressed(op->s);
+    dpc_status_t st = op_held_here(op) ? dpc_sched_test_held(op->s)
+                      : transport      ? dpc_sched_test(op->s)
+                                       : dpc_sched_test_progressed(op->s);
     /* a request that tries device to device first: its next part, if any */
     if (st == DPC_OK && op->ipc)
         st = dpc_ipc_nb_next(op);
@@ -284,7 +299,8 @@ bool dpc_ops_progress_locked(void)
     bool more = false;
     for (dpc_req_t *op = first; op; op = op->next) {
         op_test_with(op, false);
-        more |= op->running && dpc_sched_has_local_work(op->s);
+        more |= op->running && (op_held_here(op) ? dpc_sched_has_unheld_work(op->s)
+                                                 : dpc_sched_has_local_work(op->s));
     }
     return more;
 }

@@ -219,12 +219,12 @@ struct dpc_job {
 typedef enum { DPC_BLOCKING, DPC_NONBLOCKING, DPC_PERSISTENT } dpc_mode_t;
 
 /* user_op.c: whether a call of the program's op (commute: as the MPI
- * library says) on dt in this mode runs on
+ * library says) on dt runs on
  * libdpcoll (then *u is filled, and ti describes the call's elements as one
  * stand-in type of their size: basic, nbasic 1); the reduction callback of
  * its schedule (ctx: the job's dpc_user_op_t). */
 bool dpc_user_op_take(MPI_Op op, bool commute, MPI_Datatype dt, dpc_dtinfo_t *ti,
-                      dpc_mode_t mode, dpc_user_op_t *u);
+                      dpc_user_op_t *u);
 void dpc_user_op_apply(void *ctx, const void *in, void *inout, size_t count);
 /* The MPI library's own form of a call for a mode: PMPI_<B><SFX>(args...),
  * PMPI_<NB><SFX>(args..., req) or PMPI_<B>_init<SFX>(args..., info, req),
@@ -397,6 +397,9 @@ static inline dpc_comm_t *dpc_tl_known(MPI_Comm comm)
  * included, but DPCOLL_STATS, DPCOLL_EXPLAIN and dpcoll_last_algorithm
  * leave them out, and they never try CUDA IPC themselves. */
 extern DPC_TLS bool dpc_tl_quiet;
+/* True in the progress thread (nbc.c), which never runs a program's
+ * reduction function: it tests such schedules with dpc_sched_test_held. */
+extern DPC_TLS bool dpc_tl_progress_thread;
 /* Those calls: blocking, host buffers, on libdpcoll's engine. call names
  * the program's call they serve (in an error's message). */
 int dpc_own_allgather(const void *mine, int bytes, void *all, MPI_Comm comm, const char *call);

@@ -9,14 +9,16 @@
  * the table, and its calls go to MPI as before.
  *
  * Which calls run here (dpc_user_op_take; all ranks decide alike, from the
- * op, the datatype and the call's mode, which MPI requires to match):
+ * op and the datatype, which MPI requires to match):
  *  - the op is commutative: our algorithms combine each element's operands
  *    in an order of their own, the same on every rank (the lower-ranked
  *    contribution on the left), but not in rank order;
- *  - blocking calls only: the function then runs in a thread that is in
- *    an MPI call of the program's (a nonblocking call's reductions would
- *    run in the progress thread, where a function that takes a lock of the
- *    program's, an interpreter's for one, could deadlock against it);
+ *  - in every mode, but the function runs only in the program's threads,
+ *    inside its MPI calls: a blocking call's thread; for a nonblocking or
+ *    persistent call, its MPI_Wait, MPI_Test and the like. The progress
+ *    thread moves such a call's data but leaves its reductions queued
+ *    (run.c, op_held_here): there a function that takes a lock of the
+ *    program's, an interpreter's for one, could deadlock against it;
  *  - host memory (device buffers are staged through the host first);
  *  - a contiguous datatype with no lower bound whose size is 1, 2, 4, 8 or
  *    16 bytes (a carrier element type of that size stands in for it in the
@@ -137,11 +139,11 @@ static int carrier(MPI_Aint size)
 }
 
 bool dpc_user_op_take(MPI_Op op, bool commute, MPI_Datatype dt, dpc_dtinfo_t *ti,
-                      dpc_mode_t mode, dpc_user_op_t *u)
+                      dpc_user_op_t *u)
 {
     entry_t e;
     int car = carrier(ti->size);
-    if (!commute || mode != DPC_BLOCKING || dpc_g.f08 || !ti->contig || ti->true_lb != 0 ||
+    if (!commute || dpc_g.f08 || !ti->contig || ti->true_lb != 0 ||
         ti->extent != ti->size || car < 0 || !lookup(op, &e))
         return false;
     *u = (dpc_user_op_t){.fn = e.fn, .fn_c = e.fn_c, .dt = dt, .size = (size_t)ti->size};

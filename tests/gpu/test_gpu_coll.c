@@ -850,6 +850,57 @@ static void user_op_case(int mode, long n)
     free(r);
 }
 
+/* a op b = a: not commutative (the MPI library runs it, in rank order),
+ * so the result is rank 0's contribution */
+static void user_keep_left(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    memcpy(inout, in, sizeof(int) * (size_t)*len);
+}
+
+/* A nonblocking reduction that goes to the MPI library (a non-commutative
+ * op), on device buffers, started before a blocking collective of ours on
+ * another communicator on the device ranks and after it on the others:
+ * legal (the first call does not block), and it hung when the device
+ * ranks waited inside MPI_Iallreduce for the library's call on their host
+ * copies, which the others had not started yet (stage_nb.c). */
+static void nb_library_order_case(int mode, long n)
+{
+    MPI_Op op;
+    MPI_Op_create(user_keep_left, 0, &op);
+    MPI_Comm other;
+    MPI_Comm_dup(MPI_COMM_WORLD, &other);
+    size_t b = sizeof(int) * (size_t)n;
+    int *h = malloc(b), *r = malloc(b);
+    void *din = buf_alloc(mode, b), *dout = buf_alloc(mode, b);
+    for (long i = 0; i < n; i++)
+        h[i] = rank * 7 + (int)i;
+    put(mode, din, h, b);
+    int x = rank + 1, sum = 0;
+    MPI_Request q;
+    if (on_device(mode)) {
+        MPI_Iallreduce(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD, &q);
+        MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, other);
+    } else {
+        MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, other);
+        MPI_Iallreduce(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD, &q);
+    }
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    get(mode, r, dout, b);
+    for (long i = 0; i < n; i++)
+        h[i] = (int)i;   /* rank 0's */
+    check("MPI_Iallreduce of the MPI library's (a non-commutative op) started in another "
+          "order than a blocking allreduce on another communicator", mode, n, r, h, b);
+    int want = size * (size + 1) / 2;
+    check("... and that allreduce", mode, 1, &sum, &want, sizeof(int));
+    MPI_Comm_free(&other);
+    MPI_Op_free(&op);
+    buf_free(mode, din);
+    buf_free(mode, dout);
+    free(h);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -929,6 +980,8 @@ int main(int argc, char **argv)
         staged_offset_case(mode, 1000);
         user_op_case(mode, 1000);
         user_op_case(mode, (1 << 20) + 3);   /* (a pipeline's size: staged whole) */
+        if (mode == 2)   /* (device buffers on some ranks, host on the others) */
+            nb_library_order_case(mode, 100000);
     }
 #ifdef FAKE_DEVICE
     if (size > 1)

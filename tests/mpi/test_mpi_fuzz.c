@@ -244,18 +244,9 @@ static void draw(case_t *k, uint64_t seed, long i, int form, int slot)
     while (reduces(k->coll) && types[k->type].op == MPI_OP_NULL);
     /* one reduction in four of int/sum or short/sum as the program's op of
      * the same data (int; int16 on two MPI_BYTEs), from a hash of its own,
-     * so that no later draw of the case moves. (With device buffers not
-     * persistent ones: the MPI library runs the others, on host copies
-     * where the buffers are on the device, and cannot do that in a
-     * persistent call: dpc_stage_pair. Nonblocking ones since a rank
-     * waiting in a blocking collective of ours lets the MPI library
-     * progress: a device rank's staged MPI_Iallreduce waited for a host
-     * rank that had gone on to the next case's collective of ours.) */
-    bool user_ok = true;
-#ifdef FAKE_DEVICE
-    user_ok = form != PERSISTENT;
-#endif
-    if (user_ok && reduces(k->coll) && mix(seed ^ 0x05e40bull ^ (uint64_t)i * 104729u) % 4 == 0 &&
+     * so that no later draw of the case moves. (In every form: they run
+     * on libdpcoll in all three, on device buffers too.) */
+    if (reduces(k->coll) && mix(seed ^ 0x05e40bull ^ (uint64_t)i * 104729u) % 4 == 0 &&
         (types[k->type].dt == MPI_INT || types[k->type].dt == MPI_SHORT) &&
         types[k->type].op == MPI_SUM)
         k->type = types[k->type].dt == MPI_INT ? ntypes : ntypes + 1;
