@@ -76,5 +76,8 @@ void dpc_job_discard(dpc_job_t *j, bool heap);
 
 /* A request already complete, for calls that ran to the end at once. */
 int dpc_done_request(MPI_Request *req);
+/* A collective's status as the query function of a generalized request
+ * fills it (no source, tag or elements; err as its error); returns err. */
+int dpc_collective_status(MPI_Status *status, int err);
 
 #endif

@@ -266,15 +266,20 @@ static void op_finish_request(dpc_req_t *op)
     PMPI_Grequest_complete(op->req);
 }
 
-static int greq_query(void *extra, MPI_Status *status)
+int dpc_collective_status(MPI_Status *status, int err)
 {
-    dpc_req_t *op = extra;
     PMPI_Status_set_elements(status, MPI_BYTE, 0);
     PMPI_Status_set_cancelled(status, 0);
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
-    status->MPI_ERROR = op->err;
-    return op->err;
+    status->MPI_ERROR = err;
+    return err;
+}
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    const dpc_req_t *op = extra;
+    return dpc_collective_status(status, op->err);
 }
 
 static int greq_free(void *extra)
@@ -378,11 +383,7 @@ int dpc_nbc_post(dpc_req_t *op, MPI_Request *req)
 static int done_query(void *extra, MPI_Status *status)
 {
     (void)extra;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    return MPI_SUCCESS;
+    return dpc_collective_status(status, MPI_SUCCESS);
 }
 static int done_free(void *extra) { (void)extra; return MPI_SUCCESS; }
 static int done_cancel(void *extra, int complete) { (void)extra; (void)complete; return MPI_SUCCESS; }

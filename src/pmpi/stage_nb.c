@@ -79,13 +79,8 @@ static int sm_wait(int count, void **extras, double timeout, MPI_Status *status)
 
 static int sm_query(void *extra, MPI_Status *status)
 {
-    staged_mpi_t *m = extra;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
-    status->MPI_TAG = MPI_UNDEFINED;
-    status->MPI_ERROR = m->err;
-    return m->err;
+    const staged_mpi_t *m = extra;
+    return dpc_collective_status(status, m->err);
 }
 
 static int sm_free(void *extra)
