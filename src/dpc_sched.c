@@ -83,8 +83,6 @@ struct dpc_sched {
     import_t *imports;
     int nimports, cap_imports;
     int dev_inflight;        /* device copies and reductions started and not done */
-    bool hold_user;          /* this test leaves a program's reductions queued
-                              * (dpc_sched_test_held) */
     struct {                 /* the sub-build being added, if any */
         bool on;
         dpc_step_id_t gate;
@@ -692,11 +690,11 @@ static bool user_step_next(const dpc_sched_t *s)
 /* Local steps in order, each followed by the transfers it made ready; with
  * slicing, at most one slice of local work per call; with hold_user, up to
  * the first reduction by a program's function. */
-static void run_ready(dpc_sched_t *s)
+static void run_ready(dpc_sched_t *s, bool hold_user)
 {
     issue_transfers(s);
     while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
-        if (s->hold_user && user_step_next(s))
+        if (hold_user && user_step_next(s))
             return;
         if (!issue_step(s, s->ready[s->ready_head]))
             return;
@@ -864,7 +862,7 @@ static dpc_status_t fail(dpc_sched_t *s)
     return s->status;
 }
 
-static dpc_status_t test(dpc_sched_t *s, bool transport)
+static dpc_status_t test(dpc_sched_t *s, bool transport, bool hold_user)
 {
     if (s->state == S_DONE)
         return DPC_OK;
@@ -873,13 +871,13 @@ static dpc_status_t test(dpc_sched_t *s, bool transport)
     if (s->state != S_RUNNING)
         return DPC_ERR_STATE;
     dpc_transport_t *tp = s->prm.tp;
-    run_ready(s);
+    run_ready(s, hold_user);
     if (s->status == DPC_OK && s->ndone < s->nsteps) {
         if (transport)
             tp->ops->progress(tp);
         if (s->dev_inflight)
             s->prm.dev_ops->progress(s->prm.dev_ctx);
-        run_ready(s);
+        run_ready(s, hold_user);
     }
     if (s->status != DPC_OK)
         return fail(s);
@@ -900,7 +898,7 @@ static dpc_status_t test(dpc_sched_t *s, bool transport)
      * from the first of them (16 tests in: the start, to a timeout). A
      * program's reduction left for the program's next MPI call waits for
      * the program, not for a peer: the count starts again after it. */
-    if (s->hold_user && user_step_next(s)) {
+    if (hold_user && user_step_next(s)) {
         s->clock_read = false;
     } else if (s->prm.timeout_ns && (++s->ntests & 15) == 0) {
         uint64_t now = tp->ops->now_ns(tp);
@@ -917,20 +915,17 @@ static dpc_status_t test(dpc_sched_t *s, bool transport)
 
 dpc_status_t dpc_sched_test(dpc_sched_t *s)
 {
-    return test(s, true);
+    return test(s, true, false);
 }
 
 dpc_status_t dpc_sched_test_progressed(dpc_sched_t *s)
 {
-    return test(s, false);
+    return test(s, false, false);
 }
 
 dpc_status_t dpc_sched_test_held(dpc_sched_t *s)
 {
-    s->hold_user = true;
-    dpc_status_t st = test(s, false);
-    s->hold_user = false;
-    return st;
+    return test(s, false, true);
 }
 
 dpc_status_t dpc_sched_wait(dpc_sched_t *s)

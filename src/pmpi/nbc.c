@@ -227,7 +227,7 @@ int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
 {
     if (n <= 0 || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) == 0)
         return 0;
-    int found = 0, at = n;
+    int found = 0;
     dpc_lock(true);
     int active = dpc_g.nb_active, seen = 0;
     for (dpc_req_t *op = dpc_g.ops; op && seen < active; op = op->next) {
@@ -238,11 +238,8 @@ int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
             continue;
         for (int i = 0; i < n; i++)
             if (reqs[i] == op->req) {
-                found++;
-                if (i < at && first) {
-                    at = i;
+                if (found++ == 0 && first)
                     *first = op;
-                }
                 break;
             }
     }

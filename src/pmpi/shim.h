@@ -322,7 +322,7 @@ void dpc_nbc_hand_over(void);
  * MPI_Wait/MPI_Test without the progress thread (nbc.c); under the lock. */
 bool dpc_nbc_leavable_locked(void);
 /* How many of reqs are nonblocking collectives of ours whose schedule still
- * runs; *first (if not NULL, and any is): the op of the first of them. Only
+ * runs; *first (if not NULL, and any is): one of their ops. Only
  * for a completion call's requests, which MPI lets no other thread complete
  * or free meanwhile (so the op found stays). Costs an atomic read while
  * none of ours runs. */
