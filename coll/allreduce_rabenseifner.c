@@ -1,24 +1,52 @@
 /*
  * Allreduce, Rabenseifner: a reduce-scatter by recursive halving (each step
  * swaps half of the current range with the partner and reduces the half it
- * keeps) leaves new rank j with block j of p' blocks; an allgather by
- * recursive doubling then rebuilds the vector in place. Non-power-of-two p is
- * folded first (fold.h).
+ * keeps) leaves each new rank with one of p' blocks; an allgather by
+ * recursive doubling, the halving's steps backwards, then rebuilds the
+ * vector in place. Non-power-of-two p is folded first (fold.h).
  *
- * Restrictions: any p, any count; op commutative. Partners reduce
- * (lower-ranked data) op (higher-ranked data): identical bits everywhere.
+ * The halving pairs the nearest ranks first (step k: the partner whose new
+ * rank differs in bit k), so what a rank holds after step k is the
+ * reduction of an aligned run of 2^(k+1) consecutive ranks, and partners
+ * combine (lower run) op (higher run): every element is reduced in rank
+ * order, which an op that does not commute needs (DPC_ALGO_RANK_ORDER), and
+ * both partners compute the same bits. The lower partner keeps the lower
+ * half of the range, so new rank j ends with block rev(j) (its bits
+ * reversed); the allgather does not care which.
+ *
+ * Restrictions: any p, any count.
  *
  * Cost (n bytes, L = log2 p'): 2 L alpha + 2 (p'-1)/p' n beta
  *   + (p'-1)/p' n gamma, plus 2 (alpha + n beta) + n gamma when folded.
  * The ring's bandwidth in 2 L steps instead of 2 (p-1).
- * Bytes sent by a participating new rank j (blocks b(i) of n split in p'):
- *   (n - b(j)) + sum over m = 1, 2, .., p'/2 of the bytes of the m blocks of
- *   j's aligned group [j & ~(m-1), +m); plus n for odd ranks r < 2 rem that
- *   return the result; a rank that sits out sends n.
+ * Bytes sent by a participating new rank: the half given at each halving
+ * step (n less its final block in all), and its range after each step
+ * again in the allgather; plus n for odd ranks r < 2 rem that return the
+ * result; a rank that sits out sends n.
  */
 #include "config.h"
 #include "coll_util.h"
 #include "fold.h"
+
+/* The block ranges of new rank j (of pp blocks): lo[k], hi[k] before
+ * halving step k, lo[L], hi[L] its final block (L = log2 pp). */
+static void halving_ranges(int pp, int steps, int j, int *lo, int *hi)
+{
+    lo[0] = 0;
+    hi[0] = pp;
+    for (int k = 0; k < steps; k++) {
+        int mid = lo[k] + (hi[k] - lo[k]) / 2;
+        bool lower = !(j & (1 << k));
+        lo[k + 1] = lower ? lo[k] : mid;
+        hi[k + 1] = lower ? mid : hi[k];
+    }
+}
+
+/* bytes of new-rank blocks [lo, hi) */
+static uint64_t range_bytes(const dpc_coll_args_t *a, int pp, int lo, int hi)
+{
+    return (part_off(a->count, pp, hi) - part_off(a->count, pp, lo)) * elsize(a);
+}
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -42,7 +70,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         return DPC_ERR_NOMEM;
     const char *cur = in;
     dpc_step_id_t last = DPC_STEP_NONE;
-    if (r < 2 * f.rem) {
+    if (r < 2 * f.rem) {             /* odd: (r-1) op r, rank order */
         dpc_step_id_t rv = dpc_sched_recv(s, r - 1, 0, tmp, n, DPC_NO_DEPS);
         last = dpc_sched_reduce(s, out, tmp, in, a->count, a->dtype, a->op, DPC_AFTER(rv));
         cur = out;
@@ -53,7 +81,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         return DPC_OK;
     }
     int j = f.newrank, pp = f.pp;
-    int lo = 0, hi = pp;             /* block range this rank is responsible for */
+    int lo[32], hi[32];              /* (steps <= 30: p is an int) */
+    halving_ranges(pp, f.steps, j, lo, hi);
     char *region = tmp + n;
     dpc_step_id_t *halving = malloc(sizeof(dpc_step_id_t) * (size_t)(3 * f.steps + 1));
     int nh = 0;
@@ -61,16 +90,14 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         return DPC_ERR_NOMEM;
     halving[nh++] = last;
     for (int k = 0; k < f.steps; k++) {
-        int mask = pp >> (k + 1);
-        int partner = j ^ mask;
-        int mid = lo + (hi - lo) / 2;
+        int partner = j ^ (1 << k);
         bool lower = j < partner;
-        int klo = lower ? lo : mid, khi = lower ? mid : hi;     /* kept half */
-        int slo = lower ? mid : lo, shi = lower ? hi : mid;     /* given half */
+        int klo = lo[k + 1], khi = hi[k + 1];                   /* kept half */
+        int slo = lower ? khi : lo[k], shi = lower ? hi[k] : klo;   /* given half */
         size_t koff = part_off(a->count, pp, klo) * es;
         size_t kcnt = part_off(a->count, pp, khi) - part_off(a->count, pp, klo);
         size_t soff = part_off(a->count, pp, slo) * es;
-        size_t sbytes = (part_off(a->count, pp, shi) - part_off(a->count, pp, slo)) * es;
+        size_t sbytes = range_bytes(a, pp, slo, shi);
         int peer = fold_rank(&f, partner);
         dpc_step_id_t sd = DPC_STEP_NONE, rv = DPC_STEP_NONE;
         if (sbytes)
@@ -85,8 +112,6 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         halving[nh++] = sd;
         halving[nh++] = rv;
         halving[nh++] = last;
-        lo = klo;
-        hi = khi;
         cur = out;
     }
     /* everything the halving sent from `out` must be gone before the
@@ -94,16 +119,18 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     dpc_step_id_t join = dpc_sched_nop(s, halving, nh);
     free(halving);
     dpc_step_id_t prev = join;
-    for (int k = 0; k < f.steps; k++) {
-        int m = 1 << k;
-        int partner = j ^ m;
-        int base = j & ~(m - 1), pbase = partner & ~(m - 1);
-        size_t off = part_off(a->count, pp, base) * es;
-        size_t len = part_off(a->count, pp, base + m) * es - off;
-        size_t poff = part_off(a->count, pp, pbase) * es;
-        size_t plen = part_off(a->count, pp, pbase + m) * es - poff;
+    for (int k = f.steps - 1; k >= 0; k--) {
+        /* send the range held after halving step k; receive the partner's,
+         * the other half of the range before it */
+        int partner = j ^ (1 << k);
+        bool lower = j < partner;
+        int plo = lower ? hi[k + 1] : lo[k], phi = lower ? hi[k] : lo[k + 1];
+        size_t off = part_off(a->count, pp, lo[k + 1]) * es;
+        size_t len = range_bytes(a, pp, lo[k + 1], hi[k + 1]);
+        size_t poff = part_off(a->count, pp, plo) * es;
+        size_t plen = range_bytes(a, pp, plo, phi);
         int peer = fold_rank(&f, partner);
-        uint32_t tag = (uint32_t)(f.steps + k) + 1;
+        uint32_t tag = (uint32_t)(2 * f.steps - k);
         dpc_step_id_t sd = DPC_STEP_NONE, rv = DPC_STEP_NONE;
         if (len)
             sd = dpc_sched_send(s, peer, tag, out + off, len, DPC_AFTER(prev));
@@ -128,22 +155,17 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     return t;
 }
 
-/* bytes of new-rank blocks [lo, hi) */
-static uint64_t range_bytes(const dpc_coll_args_t *a, int pp, int lo, int hi)
-{
-    return (part_off(a->count, pp, hi) - part_off(a->count, pp, lo)) * elsize(a);
-}
-
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
     fold_t f = fold_make(a->size, r);
     uint64_t n = a->count * elsize(a), t = 0;
     if (f.newrank < 0)
         return n;
-    int j = f.newrank;
-    t += n - range_bytes(a, f.pp, j, j + 1);
-    for (int m = 1; m < f.pp; m *= 2)
-        t += range_bytes(a, f.pp, j & ~(m - 1), (j & ~(m - 1)) + m);
+    int lo[32], hi[32];
+    halving_ranges(f.pp, f.steps, f.newrank, lo, hi);
+    t += n - range_bytes(a, f.pp, lo[f.steps], hi[f.steps]);
+    for (int k = 0; k < f.steps; k++)
+        t += range_bytes(a, f.pp, lo[k + 1], hi[k + 1]);
     if (r < 2 * f.rem)
         t += n;
     return t;
@@ -157,22 +179,19 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
         return 0;
     if (f.newrank < 0)
         return 1;
-    int j = f.newrank, lo = 0, hi = f.pp;
-    for (int k = 0; k < f.steps; k++) {      /* halving: the given half, if not empty */
-        int mid = lo + (hi - lo) / 2;
-        bool lower = j < (j ^ (f.pp >> (k + 1)));
-        t += range_bytes(a, f.pp, lower ? mid : lo, lower ? hi : mid) > 0;
-        if (lower)
-            hi = mid;
-        else
-            lo = mid;
+    int lo[32], hi[32], j = f.newrank;
+    halving_ranges(f.pp, f.steps, j, lo, hi);
+    for (int k = 0; k < f.steps; k++) {
+        bool lower = !(j & (1 << k));
+        /* halving: the given half; allgather: the range kept; if not empty */
+        t += range_bytes(a, f.pp, lower ? hi[k + 1] : lo[k], lower ? hi[k] : lo[k + 1]) > 0;
+        t += range_bytes(a, f.pp, lo[k + 1], hi[k + 1]) > 0;
     }
-    for (int m = 1; m < f.pp; m *= 2)
-        t += range_bytes(a, f.pp, j & ~(m - 1), (j & ~(m - 1)) + m) > 0;
     return t + (r < 2 * f.rem);
 }
 
 const dpc_algo_t dpc_algo_allreduce_rabenseifner = {
-    .name = "rabenseifner", .coll = DPC_ALLREDUCE, .build = build, .cost = cost,
+    .name = "rabenseifner", .coll = DPC_ALLREDUCE, .flags = DPC_ALGO_RANK_ORDER,
+    .build = build, .cost = cost,
     .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };

@@ -5,8 +5,11 @@
  * first (fold.h): each even rank r < 2 rem gives its vector to r+1 and gets
  * the result back at the end.
  *
- * Restrictions: any p, any count; op commutative. Both partners reduce
- * (lower-ranked data) op (higher-ranked data), so they compute the same bits.
+ * Restrictions: any p, any count. Both partners reduce (lower-ranked data)
+ * op (higher-ranked data), so they compute the same bits; and as step k
+ * pairs aligned runs of 2^k consecutive new ranks (the fold pairs
+ * neighbours too), every element is reduced in rank order: an op that does
+ * not commute runs here (DPC_ALGO_RANK_ORDER).
  *
  * Cost (n bytes, L = log2 p'): L (alpha + n beta + n gamma), plus
  *   2 (alpha + n beta) + n gamma when p is not a power of two.
@@ -18,32 +21,31 @@
 #include "config.h"
 #include "coll_util.h"
 #include "fold.h"
+#include "rd.h"
 
-static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+dpc_step_id_t dpc_rd_allreduce_steps(const dpc_coll_args_t *a, dpc_sched_t *s, const char *in,
+                                     char *out, size_t count)
 {
     int p = a->size, r = a->rank;
-    size_t n = a->count * elsize(a);
-    const char *in = input_of(a);
-    char *out = a->rbuf;
+    size_t n = count * elsize(a);
     fold_t f = fold_make(p, r);
     uint32_t tag_unfold = (uint32_t)f.steps + 1;
     if (n == 0)
-        return DPC_OK;
+        return DPC_STEP_NONE;
     if (f.newrank < 0) {             /* sits out: give, then receive the result */
         dpc_step_id_t sd = dpc_sched_send(s, r + 1, 0, in, n, DPC_NO_DEPS);
-        dpc_sched_recv(s, r + 1, tag_unfold, out, n, DPC_AFTER(sd));
-        return DPC_OK;
+        return dpc_sched_recv(s, r + 1, tag_unfold, out, n, DPC_AFTER(sd));
     }
     char *tmp[2];
     tmp[0] = dpc_sched_scratch(s, 2 * n);
     if (!tmp[0])
-        return DPC_ERR_NOMEM;
+        return DPC_STEP_NONE;        /* (the schedule has the error) */
     tmp[1] = tmp[0] + n;
     const char *cur = in;            /* where this rank's partial result is */
     dpc_step_id_t last = DPC_STEP_NONE, red_prev[2] = {DPC_STEP_NONE, DPC_STEP_NONE};
     if (r < 2 * f.rem) {             /* odd: take the even neighbour's vector */
         dpc_step_id_t rv = dpc_sched_recv(s, r - 1, 0, tmp[1], n, DPC_NO_DEPS);
-        last = red_prev[1] = dpc_sched_reduce(s, out, tmp[1], in, a->count, a->dtype, a->op,
+        last = red_prev[1] = dpc_sched_reduce(s, out, tmp[1], in, count, a->dtype, a->op,
                                               DPC_AFTER(rv));
         cur = out;
     }
@@ -56,7 +58,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         dpc_step_id_t rv = dpc_sched_recv(s, peer, (uint32_t)k + 1, t, n,
                                           DPC_AFTER(red_prev[k % 2]));
         /* overwriting cur (== out) must wait for the send reading it */
-        last = dpc_sched_reduce(s, out, lower ? cur : t, lower ? t : cur, a->count, a->dtype,
+        last = dpc_sched_reduce(s, out, lower ? cur : t, lower ? t : cur, count, a->dtype,
                                 a->op, DPC_AFTER(sd, rv, last));
         red_prev[k % 2] = last;
         cur = out;
@@ -65,6 +67,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         last = dpc_sched_copy(s, out, cur, n, DPC_AFTER(last));
     if (r < 2 * f.rem)
         dpc_sched_send(s, r - 1, tag_unfold, out, n, DPC_AFTER(last));
+    return last;
+}
+
+static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    dpc_rd_allreduce_steps(a, s, input_of(a), a->rbuf, a->count);
     return DPC_OK;
 }
 
@@ -98,6 +106,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 }
 
 const dpc_algo_t dpc_algo_allreduce_recursive_doubling = {
-    .name = "recursive_doubling", .coll = DPC_ALLREDUCE, .build = build, .cost = cost,
+    .name = "recursive_doubling", .coll = DPC_ALLREDUCE, .flags = DPC_ALGO_RANK_ORDER,
+    .build = build, .cost = cost,
     .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };

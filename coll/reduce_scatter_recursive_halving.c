@@ -6,8 +6,12 @@
  * two original ranks it stands for, contiguous); an odd rank r < 2 rem then
  * hands block r-1 to its even neighbour.
  *
- * Restrictions: any p, any counts; op commutative. Partners reduce
- * (lower-ranked data) op (higher-ranked data): identical bits everywhere.
+ * Restrictions: any p, any counts. Partners reduce (lower-ranked data) op
+ * (higher-ranked data): identical bits everywhere. The first step pairs
+ * ranks p'/2 apart, so only a group folded to two members (p <= 3) has each
+ * element reduced in rank order, as an op that does not commute needs
+ * (DPC_ALGO_RANK_ORDER_UP_TO_3; reduce_scatter_recursive_doubling.c is for
+ * such ops at any p).
  *
  * Cost (n = total input bytes, L = log2 p'): L alpha + (p'-1)/p' n
  *   (beta + gamma), plus alpha + n (beta + gamma) + alpha + n/p beta when
@@ -174,10 +178,12 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 }
 
 const dpc_algo_t dpc_algo_reduce_scatter_block_recursive_halving = {
-    .name = "recursive_halving", .coll = DPC_REDUCE_SCATTER_BLOCK, .build = build, .cost = cost,
+    .name = "recursive_halving", .coll = DPC_REDUCE_SCATTER_BLOCK,
+    .flags = DPC_ALGO_RANK_ORDER_UP_TO_3, .build = build, .cost = cost,
     .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };
 const dpc_algo_t dpc_algo_reduce_scatter_recursive_halving = {
-    .name = "recursive_halving", .coll = DPC_REDUCE_SCATTER, .build = build, .cost = cost,
+    .name = "recursive_halving", .coll = DPC_REDUCE_SCATTER,
+    .flags = DPC_ALGO_RANK_ORDER_UP_TO_3, .build = build, .cost = cost,
     .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };

@@ -97,6 +97,12 @@ typedef struct dpc_cost_params {
 /* Restrictions an algorithm states about its inputs. */
 #define DPC_ALGO_EQUAL_COUNTS_ONLY 0x1u  /* alltoallv: Bruck cannot relay unknown sizes */
 #define DPC_ALGO_ONE_SIDED 0x2u          /* reads peers' memory: needs args.one_sided */
+/* Combines every element's operands in rank order, x0 op x1 op ... op
+ * x(p-1) (any grouping: ops are associative), so it may run an op that does
+ * not commute (DPC_OP_USER_ORDERED); _UP_TO_3: only while the folded group
+ * has at most two members (p <= 3: the recursive halving's one step) */
+#define DPC_ALGO_RANK_ORDER 0x4u
+#define DPC_ALGO_RANK_ORDER_UP_TO_3 0x8u
 
 typedef struct dpc_algo {
     const char *name;

@@ -265,7 +265,7 @@ dpc_step_id_t dpc_sched_reduce(dpc_sched_t *s, void *dst, const void *a, const v
                                size_t count, dpc_dtype_t dt, dpc_op_t op,
                                const dpc_step_id_t *deps, int ndeps)
 {
-    if (op == DPC_OP_USER ? dpc_dtype_size(dt) == 0 : !dpc_op_valid(op, dt)) {
+    if (dpc_op_is_user(op) ? dpc_dtype_size(dt) == 0 : !dpc_op_valid(op, dt)) {
         set_error(s, DPC_ERR_UNSUPPORTED, s->nsteps);
         return DPC_STEP_NONE;
     }
@@ -345,7 +345,7 @@ dpc_step_id_t dpc_sched_device_reduce(dpc_sched_t *s, void *dst, const void *a, 
                                       size_t count, dpc_dtype_t dt, dpc_op_t op,
                                       const dpc_step_id_t *deps, int ndeps)
 {
-    if (!s->prm.dev_ops || !s->prm.dev_ops->reduce || op == DPC_OP_USER) {
+    if (!s->prm.dev_ops || !s->prm.dev_ops->reduce || dpc_op_is_user(op)) {
         set_error(s, DPC_ERR_ARG, s->nsteps);
         return DPC_STEP_NONE;
     }
@@ -471,7 +471,7 @@ static dpc_status_t run_local_part(dpc_sched_t *s, step_t *st, size_t from, size
                                         s->prm.mem, s->prm.device_ctx);
         }
         size_t es = dpc_dtype_size(st->dt);
-        if (st->op == DPC_OP_USER)
+        if (dpc_op_is_user(st->op))
             return dpc_reduce_user((char *)st->dst + from * es, (const char *)st->a + from * es,
                                    (const char *)st->b + from * es, n, es, s->prm.user_reduce,
                                    s->prm.user_ctx);
@@ -684,7 +684,7 @@ static bool user_step_next(const dpc_sched_t *s)
     if (s->ready_head >= s->ready_tail)
         return false;
     const step_t *st = &s->steps[s->ready[s->ready_head]];
-    return st->kind == STEP_REDUCE && st->op == DPC_OP_USER;
+    return st->kind == STEP_REDUCE && dpc_op_is_user(st->op);
 }
 
 /* Local steps in order, each followed by the transfers it made ready; with

@@ -45,7 +45,10 @@ const char *dpc_dtype_name(dpc_dtype_t dt)
 
 const char *dpc_op_name(dpc_op_t op)
 {
-    return (unsigned)op < DPC_OP_COUNT ? op_names[op] : op == DPC_OP_USER ? "user" : "?";
+    return (unsigned)op < DPC_OP_COUNT  ? op_names[op]
+           : op == DPC_OP_USER         ? "user"
+           : op == DPC_OP_USER_ORDERED ? "user (not commutative)"
+                                       : "?";
 }
 
 int dpc_dtype_from_name(const char *name)

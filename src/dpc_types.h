@@ -33,8 +33,19 @@ typedef enum {
      * applies it through its caller's callback (dpc_sched_params_t
      * .user_reduce), on host memory only, to elements of any type of its
      * size (the type stands in for the program's datatype) */
-    DPC_OP_USER = DPC_OP_COUNT
+    DPC_OP_USER = DPC_OP_COUNT,
+    /* The same for an op that does not commute: MPI defines its result as
+     * the operands combined in rank order, x0 op x1 op ... op x(p-1), so
+     * only the algorithms that combine in that order may run it
+     * (DPC_ALGO_RANK_ORDER) */
+    DPC_OP_USER_ORDERED
 } dpc_op_t;
+
+/* A program's op, commutative or not: applied through the callback. */
+static inline bool dpc_op_is_user(dpc_op_t op)
+{
+    return op == DPC_OP_USER || op == DPC_OP_USER_ORDERED;
+}
 
 /* Where a buffer lives. PSEUDO_DEVICE is host memory that the tests mark as
  * "device" to prove that host code never touches device buffers. */

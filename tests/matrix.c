@@ -34,6 +34,21 @@ static bool is_unsigned(dpc_dtype_t dt)
            dt == DPC_BOOL || dt == DPC_BYTE;
 }
 
+/* DPC_OP_USER_ORDERED's elements (uint64): the map x -> m x + c on uint32,
+ * m in the low half, c in the high one; a op b is "a, then b":
+ * (b.m a.m, b.m a.c + b.c), exact modulo 2^32, associative and not
+ * commutative, so only operands combined in rank order give the reference */
+static uint64_t affine_pack(uint32_t m, uint32_t c)
+{
+    return (uint64_t)m | (uint64_t)c << 32;
+}
+
+static uint64_t affine_then(uint64_t a, uint64_t b)
+{
+    uint32_t am = (uint32_t)a, ac = (uint32_t)(a >> 32), bm = (uint32_t)b, bc = (uint32_t)(b >> 32);
+    return affine_pack(bm * am, bm * ac + bc);
+}
+
 /* the input value of rank r at element i, for op */
 static lval_t gen(dpc_dtype_t dt, dpc_op_t op, int r, size_t i, int p)
 {
@@ -50,6 +65,8 @@ static lval_t gen(dpc_dtype_t dt, dpc_op_t op, int r, size_t i, int p)
         v.v = dt == DPC_BOOL ? (h % 8 != 0) : (h % 8 == 0 ? 0 : (int64_t)(h % 2 + 1));
         break;
     case DPC_OP_BAND: case DPC_OP_BOR: case DPC_OP_BXOR: v.v = (int64_t)(h | (h >> 7)); break;
+    case DPC_OP_USER_ORDERED: v.v = (int64_t)affine_pack(2 * (uint32_t)(h % 5) + 1,
+                                                         (uint32_t)(h >> 8) % 1000); break;
     default: v.v = (int64_t)(h % 11) - 5; break;    /* minloc/maxloc: many ties */
     }
     return v;
@@ -69,6 +86,7 @@ static lval_t combine(dpc_op_t op, lval_t a, lval_t b)
     case DPC_OP_BAND: r.v = a.v & b.v; break;
     case DPC_OP_BOR: r.v = a.v | b.v; break;
     case DPC_OP_BXOR: r.v = a.v ^ b.v; break;
+    case DPC_OP_USER_ORDERED: r.v = (int64_t)affine_then((uint64_t)a.v, (uint64_t)b.v); break;
     case DPC_OP_MINLOC: case DPC_OP_MAXLOC: {
         bool better = op == DPC_OP_MINLOC ? b.v < a.v : b.v > a.v;
         if (better)
@@ -187,6 +205,13 @@ int mx_type_ops(dpc_dtype_t *dts, dpc_op_t *ops, int max)
 static void user_op(void *ctx, const void *in, void *inout, size_t n)
 {
     const mx_case_t *c = ctx;
+    if (c->op == DPC_OP_USER_ORDERED) {
+        const uint64_t *x = in;
+        uint64_t *y = inout;
+        for (size_t i = 0; i < n; i++)
+            y[i] = affine_then(x[i], y[i]);
+        return;
+    }
     if (c->order_only) {
         const uint32_t *x = in;
         uint32_t *y = inout;
@@ -487,7 +512,7 @@ static int run_once(world_t *w, const mx_case_t *c, uint64_t seed, bool check_tr
                     char *msg, size_t len)
 {
     dpc_sim_opts_t o = {.reorder_seed = seed,
-                        .user_reduce = c->op == DPC_OP_USER ? user_op : NULL,
+                        .user_reduce = dpc_op_is_user(c->op) ? user_op : NULL,
                         .user_ctx = (void *)c};
     dpc_sim_t *sim = dpc_sim_create(w->p, &o);
     dpc_status_t *st = calloc((size_t)w->p, sizeof(dpc_status_t));

@@ -13,7 +13,9 @@ typedef struct mx_case {
     size_t count;          /* total (allreduce, bcast) or per-rank block base */
     bool in_place;         /* bcast: root = p-1 instead of 0 */
     dpc_dtype_t dt;
-    dpc_op_t op;
+    dpc_op_t op;           /* DPC_OP_USER_ORDERED (dt DPC_UINT64): a program's op
+                            * that does not commute (affine maps composed),
+                            * checked against the operands combined in rank order */
     uint64_t reorder_seed; /* also rerun with this seed and compare bitwise */
     size_t seg_bytes;
     size_t push_max;       /* dpc_coll_args_t.push_max (one-sided allgathers write) */

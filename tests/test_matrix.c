@@ -132,6 +132,46 @@ START_TEST(test_user_op)
 }
 END_TEST
 
+/* A program's op that does not commute (DPC_OP_USER_ORDERED: affine maps
+ * composed, exact on uint32): every algorithm that says it may run one
+ * (dpc_algo_applies) gives the operands combined in rank order, at every
+ * group size, in and out of place, also under reordered messages; and
+ * every reducing collective has such an algorithm at every size, so the
+ * model always finds one. Loop index: algorithm. */
+START_TEST(test_rank_order)
+{
+    const dpc_algo_t *al = algo_at(_i);
+    if (!dpc_coll_reduces(al->coll))
+        return;
+    static const int ops_p[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16};
+    for (unsigned pi = 0; pi < sizeof(ops_p) / sizeof(int); pi++) {
+        int p = ops_p[pi];
+        dpc_coll_args_t probe = {.coll = al->coll, .size = p, .op = DPC_OP_USER_ORDERED,
+                                 .dtype = DPC_UINT64, .one_sided = true};
+        bool any = false;
+        for (const dpc_algo_t *const *x = dpc_algos(); *x; x++)
+            any |= dpc_algo_applies(*x, &probe);
+        ck_assert_msg(any, "%s, %d ranks: no algorithm may run an op that does not commute",
+                      dpc_coll_name(al->coll), p);
+        if (!dpc_algo_applies(al, &probe))
+            continue;
+        size_t counts[4] = {0, 1, (size_t)p + 3, large_count(al, p)};
+        for (int ci = 0; ci < 4; ci++)
+            for (int ip = 0; ip < 2; ip++) {
+                mx_case_t c = {.algo = al, .p = p, .count = counts[ci], .in_place = ip,
+                               .op = DPC_OP_USER_ORDERED, .dt = DPC_UINT64,
+                               .seg_bytes = ci == 3 ? 4096 : 0,
+                               .reorder_seed = (uint64_t)(_i * 7919 + pi * 10 + ci * 2 + ip + 1)};
+                char msg[512];
+                if (mx_run(&c, msg, sizeof(msg)))
+                    ck_abort_msg("%s/%s p=%d count=%zu %s, an op that does not commute: %s",
+                                 dpc_coll_name(al->coll), al->name, p, c.count,
+                                 ip ? "in-place" : "out-of-place", msg);
+            }
+    }
+}
+END_TEST
+
 /* Faults: a failed send, a failed receive, a lost peer; every rank ends
  * (error or right result), none hangs, nothing is left behind. */
 START_TEST(test_faults)
@@ -178,7 +218,11 @@ int main(void)
     tcase_set_timeout(tu, 900);
     tcase_add_loop_test(tu, test_user_op, 0, nalgos);
     suite_add_tcase(s, tu);
-        TCase *tf = tcase_create("faults");
+    TCase *to = tcase_create("rank_order");
+    tcase_set_timeout(to, 900);
+    tcase_add_loop_test(to, test_rank_order, 0, nalgos);
+    suite_add_tcase(s, to);
+    TCase *tf = tcase_create("faults");
     tcase_set_timeout(tf, 900);
     tcase_add_loop_test(tf, test_faults, 0, nalgos);
     suite_add_tcase(s, tf);

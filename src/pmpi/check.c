@@ -46,8 +46,8 @@ int dpc_check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, dp
         int commute = 1;
         if (PMPI_Op_commutative(op, &commute) != MPI_SUCCESS)
             return dpc_raise(comm, MPI_ERR_OP, "%s: op is not a valid operation", call);
-        if (dpc_user_op_take(op, commute != 0, dt, ti, u)) {
-            *op_p = DPC_OP_USER;
+        if (dpc_user_op_take(op, dt, ti, u)) {
+            *op_p = commute ? DPC_OP_USER : DPC_OP_USER_ORDERED;
             return MPI_SUCCESS;
         }
         *why = DPC_WHY_USER_OP;

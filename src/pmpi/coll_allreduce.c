@@ -33,7 +33,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, dpc_mode_t mode,
                      MPI_Request *req)
 {
-    int err = MPI_SUCCESS, dop;
+    int err = MPI_SUCCESS, dop = -1;
     dpc_why_t why;
     dpc_dtinfo_t ti;
     switch (dpc_enter(comm, DPC_ALLREDUCE, call, mode, &err)) {
@@ -79,7 +79,11 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
         if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
-    bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && dpc_pipeline_wanted(bytes);
+    /* (an op that does not commute never runs as owner chunks, which
+     * combine from the owner's own contribution on: pipelined() alike on
+     * every rank, as MPI requires the same op everywhere) */
+    bool pipelined = dop != DPC_OP_USER_ORDERED && dpc_pipeline_wanted(bytes);
+    bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && pipelined;
     if ((dev_in || dev_out) && !piped) {
         dpc_stage_t ss, rs;
         void *hs, *hr;
@@ -103,7 +107,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     dpc_reduce_job_setup(j);
     dpc_pipe_t *pp = &j->base.pipe;
-    pp->on = dpc_pipeline_wanted(bytes);
+    pp->on = pipelined;
     pp->owner = pp->on && dpc_pipeline_owner(c->size);
     j->base.a = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .in_place = in_place,
                                   .count = (size_t)count * (size_t)ti.nbasic, .dtype = ti.basic,

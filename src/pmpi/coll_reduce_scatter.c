@@ -65,7 +65,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
                           dpc_mode_t mode, MPI_Request *req)
 {
     dpc_coll_t coll = recvcounts ? DPC_REDUCE_SCATTER : DPC_REDUCE_SCATTER_BLOCK;
-    int err = MPI_SUCCESS, dop, size, rank;
+    int err = MPI_SUCCESS, dop = -1, size, rank;
     dpc_why_t why;
     dpc_dtinfo_t ti;
     switch (dpc_enter(comm, coll, call, mode, &err)) {
@@ -103,7 +103,6 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
      * block on its GPU there, with nothing copied back; other device
      * buffers are staged whole first. */
     bool avg = op == dpc_g.avg_op && op != MPI_OP_NULL;
-    bool rs_pipe = dpc_pipeline_owner(size) && dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
     bool dev_in = !in_place && dpc_buf_on_device(sendbuf), dev_out = dpc_buf_on_device(recvbuf);
     /* the op once: ours runs on our engine (any mode), else the MPI library's */
     dpc_user_op_t user = {0};
@@ -111,6 +110,10 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (err > 0)
         return err;
     bool ours = err == 0;
+    /* (not for an op that does not commute: owner chunks combine from the
+     * owner's own contribution on) */
+    bool rs_pipe = dpc_pipeline_owner(size) && dop != DPC_OP_USER_ORDERED &&
+                   dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
     /* the block form, every rank's buffers on a GPU of this
      * node: each rank reduces its block from the peers' inputs in place
      * (ipc.c), decided by all ranks together */

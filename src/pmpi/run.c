@@ -154,9 +154,11 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
         return;
     char line[1024];
     /* (a program's op: its elements by their size, the stand-in type's) */
-    char what[64];
-    if (a->op == DPC_OP_USER)
-        snprintf(what, sizeof(what), "%zu-byte elements, a program's op", dpc_dtype_size(a->dtype));
+    char what[96];
+    if (dpc_op_is_user(a->op))
+        snprintf(what, sizeof(what), "%zu-byte elements, a program's op%s",
+                 dpc_dtype_size(a->dtype),
+                 a->op == DPC_OP_USER_ORDERED ? " (not commutative: rank order)" : "");
     else
         snprintf(what, sizeof(what), "%s", dpc_dtype_name(a->dtype));
     size_t off = (size_t)snprintf(line, sizeof(line), "%s: %s, %d ranks, %zu x %s: %s%s;", call,
@@ -253,7 +255,7 @@ static int error_class(dpc_status_t st)
  * reduction waits for the program's next call. */
 static bool op_held_here(const dpc_req_t *op)
 {
-    return dpc_tl_progress_thread && op->job && op->job->a.op == DPC_OP_USER;
+    return dpc_tl_progress_thread && op->job && dpc_op_is_user(op->job->a.op);
 }
 
 /* One test of one op (transport: progressing the transport first); the
@@ -574,7 +576,7 @@ int dpc_op_start(dpc_req_t *op)
         .mem = DPC_MEM_HOST,
         .pool = &c->pool,
         .dev_ops = j->pipe.dev_in || j->pipe.dev_out ? &dpc_cuda_device_ops : NULL,
-        .user_reduce = a->op == DPC_OP_USER ? dpc_user_op_apply : NULL,
+        .user_reduce = dpc_op_is_user(a->op) ? dpc_user_op_apply : NULL,
         .user_ctx = &j->user,
         .defer_local = op->mode != DPC_BLOCKING,
         /* nonblocking: copies and reductions in slices, so the lock the

@@ -218,13 +218,12 @@ struct dpc_job {
 /* How a call was made. */
 typedef enum { DPC_BLOCKING, DPC_NONBLOCKING, DPC_PERSISTENT } dpc_mode_t;
 
-/* user_op.c: whether a call of the program's op (commute: as the MPI
- * library says) on dt runs on
- * libdpcoll (then *u is filled, and ti describes the call's elements as one
- * stand-in type of their size: basic, nbasic 1); the reduction callback of
- * its schedule (ctx: the job's dpc_user_op_t). */
-bool dpc_user_op_take(MPI_Op op, bool commute, MPI_Datatype dt, dpc_dtinfo_t *ti,
-                      dpc_user_op_t *u);
+/* user_op.c: whether a call of the program's op on dt runs on libdpcoll
+ * (then *u is filled, and ti describes the call's elements as one stand-in
+ * type of their size: basic, nbasic 1; whether the op commutes is the
+ * caller's to say, DPC_OP_USER or DPC_OP_USER_ORDERED); the reduction
+ * callback of its schedule (ctx: the job's dpc_user_op_t). */
+bool dpc_user_op_take(MPI_Op op, MPI_Datatype dt, dpc_dtinfo_t *ti, dpc_user_op_t *u);
 void dpc_user_op_apply(void *ctx, const void *in, void *inout, size_t count);
 /* The MPI library's own form of a call for a mode: PMPI_<B><SFX>(args...),
  * PMPI_<NB><SFX>(args..., req) or PMPI_<B>_init<SFX>(args..., info, req),

@@ -10,9 +10,13 @@
  *
  * Which calls run here (dpc_user_op_take; all ranks decide alike, from the
  * op and the datatype, which MPI requires to match):
- *  - the op is commutative: our algorithms combine each element's operands
- *    in an order of their own, the same on every rank (the lower-ranked
- *    contribution on the left), but not in rank order;
+ *  - commutative or not: a commutative op runs on any algorithm (each
+ *    combines every element's operands in one order of its own, the same on
+ *    every rank); one that does not commute (DPC_OP_USER_ORDERED) only on
+ *    those that combine in rank order, as MPI defines its result
+ *    (DPC_ALGO_RANK_ORDER: recursive doubling and Rabenseifner for
+ *    allreduce, recursive doubling for reduce-scatter, recursive halving at
+ *    up to 3 ranks), and never as a pipeline of owner chunks;
  *  - in every mode, but the function runs only in the program's threads,
  *    inside its MPI calls: a blocking call's thread; for a nonblocking or
  *    persistent call, its MPI_Wait, MPI_Test and the like. The progress
@@ -138,12 +142,11 @@ static int carrier(MPI_Aint size)
     }
 }
 
-bool dpc_user_op_take(MPI_Op op, bool commute, MPI_Datatype dt, dpc_dtinfo_t *ti,
-                      dpc_user_op_t *u)
+bool dpc_user_op_take(MPI_Op op, MPI_Datatype dt, dpc_dtinfo_t *ti, dpc_user_op_t *u)
 {
     entry_t e;
     int car = carrier(ti->size);
-    if (!commute || dpc_g.f08 || !ti->contig || ti->true_lb != 0 ||
+    if (dpc_g.f08 || !ti->contig || ti->true_lb != 0 ||
         ti->extent != ti->size || car < 0 || !lookup(op, &e))
         return false;
     *u = (dpc_user_op_t){.fn = e.fn, .fn_c = e.fn_c, .dt = dt, .size = (size_t)ti->size};
