@@ -39,9 +39,11 @@ static const dpc_coll_t coll_of[NC] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, 
 static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "alltoall"};
 static int rank, size;
 /* the reductions' op: MPI_SUM, or with -u a program's own float sum made
- * with MPI_Op_create (libdpcoll runs such ops in blocking calls) */
+ * with MPI_Op_create; with -U the same sum declared not commutative (both
+ * libraries then combine in rank order: libdpcoll on its rank-order
+ * algorithms alone, so -U takes -a auto) */
 static MPI_Op red_op = MPI_SUM;
-static int user_op;
+static int user_op;   /* 1: -u, 2: -U */
 static void user_fsum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -321,7 +323,9 @@ static void usage(void)
                "  -P         persistent: the -i N calls (default 1) as MPI-4 persistent requests made\n"
                "             once per row (MPI_..._init), then MPI_Startall + MPI_Waitall each time\n"
                "  -u         reductions with a program's op (a float sum made with MPI_Op_create)\n"
-               "             instead of MPI_SUM; the model prices it as MPI_SUM\n");
+               "             instead of MPI_SUM; the model prices it as MPI_SUM\n"
+               "  -U         as -u, the op declared not commutative (MPI_Op_create(f, 0, ...)):\n"
+               "             reduced in rank order, by libdpcoll's rank-order algorithms (-a auto)\n");
 }
 
 static size_t parse_size(const char *s)
@@ -345,7 +349,7 @@ int main(int argc, char **argv)
     int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
     const char *csv = NULL, *plot = NULL;
     int opt, max_given = 0;
-    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:Puh")) != -1) {
+    while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:PuUh")) != -1) {
         switch (opt) {
         case 'c':
             for (int c = 0; c < NC; c++)
@@ -363,11 +367,14 @@ int main(int argc, char **argv)
         case 'i': inflight = atoi(optarg) > 0 && atoi(optarg) <= 1024 ? atoi(optarg) : 0; break;
         case 'P': persistent = 1; break;
         case 'u': user_op = 1; break;
+        case 'U': user_op = 2; break;
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
     if (user_op)
-        MPI_Op_create(user_fsum, 1, &red_op);
+        MPI_Op_create(user_fsum, user_op == 1, &red_op);
+    if (user_op == 2)
+        all_algos = 0;   /* (a forced algorithm that may not run it is not run) */
     if (persistent && !inflight)
         inflight = 1;
     if (inflight && !max_given)
@@ -395,7 +402,8 @@ int main(int argc, char **argv)
     if (rank == 0 && !quiet)
         printf("# dpcoll_bench: %d ranks, float, %s; medians of %d repeats (slowest rank); "
                "native = the MPI library's own collective, same buffers, same run%s\n", size,
-               user_op ? "sum as a program's op (MPI_Op_create)" : "sum", reps,
+               user_op == 2 ? "sum as a program's op declared not commutative (MPI_Op_create)"
+               : user_op    ? "sum as a program's op (MPI_Op_create)" : "sum", reps,
                touch ? "; each rank writes its input before each call and reads its output after "
                        "(-t)" : "");
     if (rank == 0 && !quiet && persistent)
@@ -435,17 +443,22 @@ int main(int argc, char **argv)
                     MPI_Abort(MPI_COMM_WORLD, 1);
                 }
                 long w = wrong(c, &b, count);
-                const char *shown = algo;
-                char label[64];
+                const char *shown = algo, *priced = algo;
+                char label[64], picked[48];
                 if (ai < 0) {      /* what the model picked at this size */
-                    snprintf(label, sizeof(label), "auto:%s", dpcoll_last_algorithm());
+                    snprintf(picked, sizeof(picked), "%s", dpcoll_last_algorithm());
+                    snprintf(label, sizeof(label), "auto:%s", picked);
                     shown = label;
+                    /* (-U: the pick among the rank-order algorithms, which
+                     * dpcoll_predict's "auto" would not restrict itself to) */
+                    if (user_op == 2)
+                        priced = picked;
                 }
                 double ours, nat;
                 measure(c, &b, count, r, &ours, &nat);
                 if (persistent)
                     free_persistent();
-                double model = dpcoll_predict(cname[c], algo, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+                double model = dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
                 if (ai >= 0 && model > 0) {
                     rows++;
                     within += fabs(model - ours) <= MODEL_TOLERANCE * ours;

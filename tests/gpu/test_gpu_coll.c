@@ -850,16 +850,17 @@ static void user_op_case(int mode, long n)
     free(r);
 }
 
-/* a op b = a: not commutative (the MPI library runs it, in rank order),
- * so the result is rank 0's contribution */
+/* a op b = a on elements of three ints (12 bytes: libdpcoll has no stand-in
+ * type of that size, so the MPI library runs it, in rank order): the
+ * result is rank 0's contribution */
 static void user_keep_left(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
-    memcpy(inout, in, sizeof(int) * (size_t)*len);
+    memcpy(inout, in, 3 * sizeof(int) * (size_t)*len);
 }
 
-/* A nonblocking reduction that goes to the MPI library (a non-commutative
- * op), on device buffers, started before a blocking collective of ours on
+/* A nonblocking reduction that goes to the MPI library (a program's op on
+ * a 12-byte type), on device buffers, started before a blocking collective of ours on
  * another communicator on the device ranks and after it on the others:
  * legal (the first call does not block), and it hung when the device
  * ranks waited inside MPI_Iallreduce for the library's call on their host
@@ -868,6 +869,10 @@ static void nb_library_order_case(int mode, long n)
 {
     MPI_Op op;
     MPI_Op_create(user_keep_left, 0, &op);
+    MPI_Datatype three_ints;
+    MPI_Type_contiguous(3, MPI_INT, &three_ints);
+    MPI_Type_commit(&three_ints);
+    n -= n % 3;
     MPI_Comm other;
     MPI_Comm_dup(MPI_COMM_WORLD, &other);
     size_t b = sizeof(int) * (size_t)n;
@@ -879,22 +884,23 @@ static void nb_library_order_case(int mode, long n)
     int x = rank + 1, sum = 0;
     MPI_Request q;
     if (on_device(mode)) {
-        MPI_Iallreduce(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD, &q);
+        MPI_Iallreduce(din, dout, (int)n / 3, three_ints, op, MPI_COMM_WORLD, &q);
         MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, other);
     } else {
         MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, other);
-        MPI_Iallreduce(din, dout, (int)n, MPI_INT, op, MPI_COMM_WORLD, &q);
+        MPI_Iallreduce(din, dout, (int)n / 3, three_ints, op, MPI_COMM_WORLD, &q);
     }
     MPI_Wait(&q, MPI_STATUS_IGNORE);
     get(mode, r, dout, b);
     for (long i = 0; i < n; i++)
         h[i] = (int)i;   /* rank 0's */
-    check("MPI_Iallreduce of the MPI library's (a non-commutative op) started in another "
+    check("MPI_Iallreduce of the MPI library's (a program's op on 3 ints) started in another "
           "order than a blocking allreduce on another communicator", mode, n, r, h, b);
     int want = size * (size + 1) / 2;
     check("... and that allreduce", mode, 1, &sum, &want, sizeof(int));
     MPI_Comm_free(&other);
     MPI_Op_free(&op);
+    MPI_Type_free(&three_ints);
     buf_free(mode, din);
     buf_free(mode, dout);
     free(h);

@@ -72,11 +72,11 @@ typedef struct {
 } dtype_t;
 static dtype_t types[20];
 static int ntypes;
-static MPI_Datatype t_float3, t_strided, t_vector, t_2bytes;
-static MPI_Op op_isum, op_ssum;
+static MPI_Datatype t_float3, t_strided, t_vector, t_2bytes, t_affine;
+static MPI_Op op_isum, op_ssum, op_affine;
 
-/* The program's own ops (MPI_Op_create): on libdpcoll in blocking calls,
- * on the MPI library otherwise; PMPI with the same op is the reference. */
+/* The program's own ops (MPI_Op_create): on libdpcoll in every form;
+ * PMPI with the same op is the reference. */
 static void user_isum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -92,6 +92,21 @@ static void user_ssum(void *in, void *inout, int *len, MPI_Datatype *dt)
         ((int16_t *)inout)[i] = (int16_t)(((int16_t *)inout)[i] + ((int16_t *)in)[i]);
 }
 
+/* maps x -> m x + c on uint32, m then c, composed (inout = in, then
+ * inout): not commutative, so MPI's result is the ranks' maps in rank
+ * order, which libdpcoll's rank-order algorithms must give too */
+static void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const uint32_t *x = in;
+    uint32_t *y = inout;
+    for (int i = 0; i < *len; i++) {
+        uint32_t m = y[2 * i];
+        y[2 * i + 1] = m * x[2 * i + 1] + y[2 * i + 1];
+        y[2 * i] = m * x[2 * i];
+    }
+}
+
 static void setup(void)
 {
     MPI_Type_contiguous(3, MPI_FLOAT, &t_float3);
@@ -104,6 +119,9 @@ static void setup(void)
     MPI_Type_commit(&t_2bytes);
     MPI_Op_create(user_isum, 1, &op_isum);
     MPI_Op_create(user_ssum, 1, &op_ssum);
+    MPI_Type_contiguous(2, MPI_UINT32_T, &t_affine);
+    MPI_Type_commit(&t_affine);
+    MPI_Op_create(user_affine, 0, &op_affine);
     dtype_t t[] = {
         {"int/sum", MPI_INT, MPI_SUM, 'i'},          {"int/max", MPI_INT, MPI_MAX, 'i'},
         {"int/bxor", MPI_INT, MPI_BXOR, 'i'},        {"float/sum", MPI_FLOAT, MPI_SUM, 'f'},
@@ -114,10 +132,11 @@ static void setup(void)
         {"float3", t_float3, MPI_OP_NULL, 'b'},      {"strided int", t_strided, MPI_OP_NULL, 'b'},
         {"byte", MPI_BYTE, MPI_OP_NULL, 'b'},        {"vector of shorts", t_vector, MPI_OP_NULL, 'b'},
         {"int/user sum", MPI_INT, op_isum, 'i'},     {"2 bytes/user int16 sum", t_2bytes, op_ssum, 's'},
+        {"2 uint32/user affine maps (not commutative)", t_affine, op_affine, 'l'},
     };
-    /* (the last two are drawn by draw()'s substitution, not by index: the
+    /* (the last three are drawn by draw()'s substitution, not by index: the
      * cases of every seed stay the ones they were before them) */
-    ntypes = (int)(sizeof(t) / sizeof(t[0])) - 2;
+    ntypes = (int)(sizeof(t) / sizeof(t[0])) - 3;
     memcpy(types, t, sizeof(t));
     comms[0] = MPI_COMM_WORLD;
     MPI_Comm_dup(MPI_COMM_WORLD, &comms[1]);
@@ -135,6 +154,8 @@ static void teardown(void)
     MPI_Type_free(&t_2bytes);
     MPI_Op_free(&op_isum);
     MPI_Op_free(&op_ssum);
+    MPI_Op_free(&op_affine);
+    MPI_Type_free(&t_affine);
 }
 
 /* ---- random numbers (splitmix64) ---------------------------------------- */
@@ -242,14 +263,18 @@ static void draw(case_t *k, uint64_t seed, long i, int form, int slot)
     do
         k->type = (int)below(ntypes);
     while (reduces(k->coll) && types[k->type].op == MPI_OP_NULL);
-    /* one reduction in four of int/sum or short/sum as the program's op of
-     * the same data (int; int16 on two MPI_BYTEs), from a hash of its own,
+    /* one reduction in four of int/sum, short/sum or int64/sum as the
+     * program's op of the same data (int; int16 on two MPI_BYTEs; affine
+     * maps on two uint32, which do not commute), from a hash of its own,
      * so that no later draw of the case moves. (In every form: they run
      * on libdpcoll in all three, on device buffers too.) */
     if (reduces(k->coll) && mix(seed ^ 0x05e40bull ^ (uint64_t)i * 104729u) % 4 == 0 &&
-        (types[k->type].dt == MPI_INT || types[k->type].dt == MPI_SHORT) &&
+        (types[k->type].dt == MPI_INT || types[k->type].dt == MPI_SHORT ||
+         types[k->type].dt == MPI_INT64_T) &&
         types[k->type].op == MPI_SUM)
-        k->type = types[k->type].dt == MPI_INT ? ntypes : ntypes + 1;
+        k->type = types[k->type].dt == MPI_INT     ? ntypes
+                  : types[k->type].dt == MPI_SHORT ? ntypes + 1
+                                                   : ntypes + 2;
     const dtype_t *t = &types[k->type];
     MPI_Aint lb;
     MPI_Type_get_extent(t->dt, &lb, &k->ext);
