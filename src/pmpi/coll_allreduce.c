@@ -80,8 +80,8 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
             return err;
     }
     /* (an op that does not commute never runs as owner chunks, which
-     * combine from the owner's own contribution on: pipelined() alike on
-     * every rank, as MPI requires the same op everywhere) */
+     * combine from the owner's own contribution on; decided alike on every
+     * rank, as MPI requires the same op everywhere) */
     bool pipelined = dop != DPC_OP_USER_ORDERED && dpc_pipeline_wanted(bytes);
     bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && pipelined;
     if ((dev_in || dev_out) && !piped) {

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "mpi_util.h"
+#include <stdint.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -34,6 +35,17 @@ void t_agree(const char *what)
     t_first_failure[0] = 0;
     ck_assert_msg(all == 0, "%s: %d failures on %d ranks; first (rank %d): %s", what, all, t_size,
                   first, msg);
+}
+
+void t_affine_compose(const void *in, void *inout, int len)
+{
+    const uint32_t *x = in;
+    uint32_t *y = inout;
+    for (int i = 0; i < len; i++) {
+        uint32_t m = y[2 * i];
+        y[2 * i + 1] = m * x[2 * i + 1] + y[2 * i + 1];
+        y[2 * i] = m * x[2 * i];
+    }
 }
 
 int t_run(Suite *s)

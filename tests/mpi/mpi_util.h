@@ -19,6 +19,12 @@ void t_agree(const char *what);
 /* runs the suite in this process (rank 0 reports): how many tests failed */
 int t_run(Suite *s);
 
+/* The body of a program's op that does not commute (MPI_Op_create(f, 0)),
+ * on elements of two uint32: the map x -> m x + c (m first), composed as
+ * inout = in, then inout. Associative and exact modulo 2^32, so MPI's
+ * result, the ranks' maps composed in rank order, has one right answer. */
+void t_affine_compose(const void *in, void *inout, int len);
+
 /* tests kept in files of their own, for test_mpi_misc's modes */
 void add_handle_reuse_test(TCase *tc);   /* handle_reuse.c: threads */
 void add_mpi_progress_test(TCase *tc);   /* mpi_progress.c: mpiprogress */

@@ -92,19 +92,13 @@ static void user_ssum(void *in, void *inout, int *len, MPI_Datatype *dt)
         ((int16_t *)inout)[i] = (int16_t)(((int16_t *)inout)[i] + ((int16_t *)in)[i]);
 }
 
-/* maps x -> m x + c on uint32, m then c, composed (inout = in, then
- * inout): not commutative, so MPI's result is the ranks' maps in rank
- * order, which libdpcoll's rank-order algorithms must give too */
+/* affine maps composed (mpi_util.h): not commutative, so MPI's result is
+ * the ranks' maps in rank order, which libdpcoll's rank-order algorithms
+ * must give too */
 static void user_affine(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
-    const uint32_t *x = in;
-    uint32_t *y = inout;
-    for (int i = 0; i < *len; i++) {
-        uint32_t m = y[2 * i];
-        y[2 * i + 1] = m * x[2 * i + 1] + y[2 * i + 1];
-        y[2 * i] = m * x[2 * i];
-    }
+    t_affine_compose(in, inout, *len);
 }
 
 static void setup(void)
