@@ -79,10 +79,7 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
         if (dpc_ipc_try(&x, mode, &err))
             return err;
     }
-    /* (an op that does not commute never runs as owner chunks, which
-     * combine from the owner's own contribution on; decided alike on every
-     * rank, as MPI requires the same op everywhere) */
-    bool pipelined = dop != DPC_OP_USER_ORDERED && dpc_pipeline_wanted(bytes);
+    bool pipelined = dpc_pipeline_wanted(bytes, dop);
     bool piped = (dev_in || dev_out) && ti.contig && !avg && ours && pipelined;
     if ((dev_in || dev_out) && !piped) {
         dpc_stage_t ss, rs;

@@ -110,10 +110,8 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if (err > 0)
         return err;
     bool ours = err == 0;
-    /* (not for an op that does not commute: owner chunks combine from the
-     * owner's own contribution on) */
-    bool rs_pipe = dpc_pipeline_owner(size) && dop != DPC_OP_USER_ORDERED &&
-                   dpc_pipeline_wanted((size_t)total * (size_t)ti.size);
+    bool rs_pipe = dpc_pipeline_owner(size) &&
+                   dpc_pipeline_wanted((size_t)total * (size_t)ti.size, dop);
     /* the block form, every rank's buffers on a GPU of this
      * node: each rank reduces its block from the peers' inputs in place
      * (ipc.c), decided by all ranks together */

@@ -15,9 +15,13 @@
 #include "shim.h"
 #include "stage.h"
 
-bool dpc_pipeline_wanted(size_t bytes)
+/* (not an op that does not commute: the owner chunks combine from the
+ * owner's own contribution on, not in rank order; MPI requires the same op
+ * on every rank, so they decide alike) */
+bool dpc_pipeline_wanted(size_t bytes, int op)
 {
-    return dpc_g.pipeline && bytes >= 2 * (size_t)DPC_PIPE_CHUNK_BYTES;
+    return dpc_g.pipeline && op != DPC_OP_USER_ORDERED &&
+           bytes >= 2 * (size_t)DPC_PIPE_CHUNK_BYTES;
 }
 
 bool dpc_pipeline_owner(int comm_size)

@@ -77,7 +77,10 @@ void dpc_job_stage_free(dpc_job_t *j);
 
 /* Pipelines of chunks (pipeline.c). */
 #define DPC_PIPE_CHUNK_BYTES (1u << 20)
-bool dpc_pipeline_wanted(size_t bytes);
+/* A call of these bytes and this op (a dpc_op_t, or -1: the MPI library's)
+ * runs as a pipeline: the same on every rank, from the size, the op and a
+ * job-wide flag. */
+bool dpc_pipeline_wanted(size_t bytes, int op);
 dpc_status_t dpc_pipeline_run_build(dpc_comm_t *c, const char *call, const dpc_coll_args_t *a,
                                     const dpc_pipe_t *pp, dpc_sched_t *s,
                                     const dpc_algo_t **first);
