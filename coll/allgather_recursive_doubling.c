@@ -93,9 +93,7 @@ done:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
-    double n = 0, pp = f.pp;
-    for (int i = 0; i < a->size; i++)
-        n += (double)(blk_count(a, i) * elsize(a));
+    double n = (double)total_bytes(a), pp = f.pp;
     double t = (pp - 1) / pp * n * c->beta + own_copy_cost(a, n / a->size, c);
     for (int k = 0; k < f.steps; k++)       /* doubling: n/pp, 2n/pp... */
         t += msg_alpha(c, n / pp * (double)(1u << k));

@@ -40,9 +40,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = 0;
-    for (int i = 0; i < a->size; i++)
-        n += (double)(blk_count(a, i) * elsize(a));
+    double p = a->size, n = (double)total_bytes(a);
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
     return (p - 1) * S * msg_alpha(c, n / p / S) + (p - 1) / p * n * c->beta +
            own_copy_cost(a, n / p, c);
@@ -50,12 +48,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    uint64_t n = 0;
     if (a->size == 1)
         return 0;
-    for (int i = 0; i < a->size; i++)
-        n += blk_count(a, i) * elsize(a);
-    return n - blk_count(a, mod(r + 1, a->size)) * elsize(a);
+    return total_bytes(a) - blk_count(a, mod(r + 1, a->size)) * elsize(a);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)

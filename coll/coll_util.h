@@ -12,6 +12,16 @@ static inline size_t elsize(const dpc_coll_args_t *a)
     return dpc_dtype_size(a->dtype);
 }
 
+/* The bytes of all the blocks together: size x count, or a v-variant's
+ * counts summed (the whole vector of an allgather or a reduce-scatter). */
+static inline size_t total_bytes(const dpc_coll_args_t *a)
+{
+    size_t n = 0;
+    for (int i = 0; i < a->size; i++)
+        n += blk_count(a, i);
+    return n * elsize(a);
+}
+
 /* The input of reducing collectives and alltoall: rbuf when in place. */
 static inline const char *input_of(const dpc_coll_args_t *a)
 {

@@ -32,29 +32,19 @@ static dpc_coll_args_t as_allreduce(const dpc_coll_args_t *a, size_t total)
     return w;
 }
 
-static size_t total_count(const dpc_coll_args_t *a)
-{
-    size_t t = 0;
-    for (int i = 0; i < a->size; i++)
-        t += blk_count(a, i);
-    return t;
-}
-
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
-    size_t *off, *len;
-    if (rank_blocks(a, 1, &off, &len))
-        return DPC_ERR_NOMEM;
-    int r = a->rank;
-    size_t n = off[a->size], own = len[r], at = off[r];
-    free(off);
-    free(len);
+    /* the blocks lie in rank order in the input: own block at the sum of
+     * the counts before it */
+    size_t es = elsize(a), n = total_bytes(a), own = blk_count(a, a->rank) * es, at = 0;
+    for (int i = 0; i < a->rank; i++)
+        at += blk_count(a, i) * es;
     if (n == 0)
         return DPC_OK;
     char *whole = dpc_sched_scratch(s, n);
     if (!whole)
         return DPC_ERR_NOMEM;
-    dpc_coll_args_t w = as_allreduce(a, n / elsize(a));
+    dpc_coll_args_t w = as_allreduce(a, n / es);
     dpc_step_id_t done = dpc_rd_allreduce_steps(&w, s, input_of(a), whole, w.count);
     if (own)
         dpc_sched_copy(s, a->rbuf, whole + at, own, DPC_AFTER(done));
@@ -63,7 +53,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    dpc_coll_args_t w = as_allreduce(a, total_count(a));
+    dpc_coll_args_t w = as_allreduce(a, total_bytes(a) / elsize(a));
     double es = (double)elsize(a);
     return dpc_algo_allreduce_recursive_doubling.cost(&w, c) +
            (double)blk_count(a, 0) * es * c->beta;
@@ -71,13 +61,13 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    dpc_coll_args_t w = as_allreduce(a, total_count(a));
+    dpc_coll_args_t w = as_allreduce(a, total_bytes(a) / elsize(a));
     return dpc_algo_allreduce_recursive_doubling.bytes_sent(&w, r);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    dpc_coll_args_t w = as_allreduce(a, total_count(a));
+    dpc_coll_args_t w = as_allreduce(a, total_bytes(a) / elsize(a));
     return dpc_algo_allreduce_recursive_doubling.msgs_sent(&w, r);
 }
 

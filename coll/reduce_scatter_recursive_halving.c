@@ -121,9 +121,7 @@ done:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
-    double n = 0, pp = f.pp;
-    for (int i = 0; i < a->size; i++)
-        n += (double)(blk_count(a, i) * elsize(a));
+    double n = (double)total_bytes(a), pp = f.pp;
     double t = (pp - 1) / pp * n * (c->beta + c->gamma);
     for (int k = 1; k <= f.steps; k++)      /* halves: n/2, n/4... */
         t += msg_alpha(c, n / (double)(1u << k));
@@ -136,9 +134,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
     fold_t f = fold_make(a->size, r);
-    uint64_t n = 0, es = elsize(a);
-    for (int i = 0; i < a->size; i++)
-        n += blk_count(a, i) * es;
+    uint64_t n = total_bytes(a), es = elsize(a);
     if (a->size == 1)
         return 0;
     if (f.newrank < 0)
