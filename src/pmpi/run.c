@@ -341,7 +341,7 @@ static void op_wait(dpc_req_t *op, bool hand_over)
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
     dpc_transport_t *tp = op->c->tp;
     dpc_lock(lk);
-    dpc_g.drivers++;
+    __atomic_add_fetch(&dpc_g.drivers, 1, __ATOMIC_RELEASE);
     /* the clock is read only once the wait has lasted 64 turns: a small
      * collective is over before that, and the read costs more than a turn */
     uint64_t spin_until = 0;
@@ -374,10 +374,9 @@ static void op_wait(dpc_req_t *op, bool hand_over)
     }
     /* (what is still running goes on in the progress thread, unless the
      * program can be left to finish all of it: dpc_nbc_leavable_locked) */
-    if (--dpc_g.drivers == 0 && hand_over && dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked()) {
-        dpc_g.prog_wakes++;
-        pthread_cond_signal(&dpc_g.prog_cv);
-    }
+    if (__atomic_sub_fetch(&dpc_g.drivers, 1, __ATOMIC_RELEASE) == 0 && hand_over &&
+        dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked())
+        dpc_nbc_signal_locked();
     dpc_unlock(lk);
 }
 

@@ -64,11 +64,14 @@ typedef struct dpc_shim {
     unsigned long long nb_started, prog_wakes;   /* DPCOLL_STATS: nonblocking and
                                persistent starts, and how often the progress thread
                                was woken for them (under the lock) */
-    int drivers;            /* user threads now progressing the engine */
+    int drivers;            /* user threads now progressing the engine (changed
+                               under the lock, atomically: the sleeping progress
+                               thread reads it without the lock) */
     int nb_orphans;         /* ops whose request was freed while they ran */
     int lock_wanted;        /* user threads waiting for the lock */
     struct dpc_req *ops;     /* every nonblocking op not yet freed (list) */
-    pthread_cond_t prog_cv; /* progress thread: work to do */
+    int prog_evfd;          /* the progress thread sleeps on it (eventfd) */
+    bool prog_asleep;       /* ... and does now (under the lock) */
     pthread_t prog_thread;
     bool prog_running, prog_stop;
     MPIX_Grequest_class greq_class;
@@ -320,6 +323,8 @@ void dpc_nbc_hand_over(void);
 /* Whether every nonblocking op still running can be left to the program's
  * MPI_Wait/MPI_Test without the progress thread (nbc.c); under the lock. */
 bool dpc_nbc_leavable_locked(void);
+/* Wakes the progress thread now, if it sleeps (under the lock). */
+void dpc_nbc_signal_locked(void);
 /* How many of reqs are nonblocking collectives of ours whose schedule still
  * runs; *first (if not NULL, and any is): one of their ops. Only
  * for a completion call's requests, which MPI lets no other thread complete
@@ -337,7 +342,7 @@ extern int dpc_persistent_live;
 
 /* Whether this call must lock the engine: always with concurrent user
  * threads; otherwise only while nonblocking ops are in flight, since the
- * progress thread touches nothing when none are (it waits on prog_cv). Only
+ * progress thread touches nothing when none are (it sleeps on prog_evfd). Only
  * user threads raise nb_active, so a false answer stays true for the rest of
  * a blocking call. */
 static inline bool dpc_need_lock(void)
