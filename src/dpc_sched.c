@@ -678,6 +678,37 @@ static void issue_transfers(dpc_sched_t *s)
     s->ready_tail = s->ready_scan = keep;
 }
 
+/* Completes the ready joins (NOP steps: no work) and issues the transfers
+ * that they and their successors make ready, leaving the copies and
+ * reductions queued in their order. For a start that defers its local
+ * work: a send often waits behind a join (the direct algorithms' descriptor
+ * waits for the regions' exposures), and a peer waits for that send; left
+ * to the first test, it went out 6 us late on a 512 KiB MPI_Iallreduce at
+ * 2 ranks (the time to return to the program and enter MPI_Wait), and the
+ * call took 10-20 us longer than the blocking one. */
+static void complete_ready_joins(dpc_sched_t *s)
+{
+    bool joined = true;
+    while (joined && s->status == DPC_OK) {
+        joined = false;
+        int keep = s->ready_head;
+        /* (complete_step appends successors past k: they are looked at in
+         * this pass; keep <= k, so nothing unread is overwritten) */
+        for (int k = s->ready_head; k < s->ready_tail; k++) {
+            int id = s->ready[k];
+            if (s->steps[id].kind == STEP_NOP) {
+                complete_step(s, &s->steps[id]);
+                joined = true;
+            } else {
+                s->ready[keep++] = id;
+            }
+        }
+        s->ready_tail = keep;
+        s->ready_scan = s->ready_head;   /* (transfers may be among them) */
+        issue_transfers(s);
+    }
+}
+
 /* The next local step is a reduction by a program's function. */
 static bool user_step_next(const dpc_sched_t *s)
 {
@@ -816,6 +847,8 @@ launch:
     /* transfers first, then local work: a peer's data is on its way (and
      * a send's copy into a mailbox done) while our copies run */
     issue_transfers(s);
+    if (s->status == DPC_OK && s->prm.defer_local)
+        complete_ready_joins(s);
     if (s->status != DPC_OK)
         return fail(s);
     if (s->prm.defer_local)

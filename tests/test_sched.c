@@ -122,6 +122,56 @@ START_TEST(test_defer_local_expose)
 }
 END_TEST
 
+/* defer_local: start() also completes the ready joins (NOP steps) and
+ * sends what they free, in place of the first test(): a peer waits for such
+ * a send (the direct algorithms' descriptor, behind the join of their
+ * exposures), which used to go out only when the program came back to wait.
+ * A join behind a deferred copy still waits for the copy. */
+START_TEST(test_defer_local_joins)
+{
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2];
+    static int32_t big[1 << 16], dst[1 << 16];
+    int32_t a[2] = {5, 6}, b[2] = {7, 8}, got_a[2] = {0}, got_b[2] = {0};
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .defer_local = r == 0};
+        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
+    }
+    for (int i = 0; i < (1 << 16); i++)
+        big[i] = i;
+    /* queued first: a copy, then a join after it, then a free join */
+    dpc_step_id_t c = dpc_sched_copy(s[0], dst, big, sizeof(big), DPC_NO_DEPS);
+    dpc_step_id_t after_copy = dpc_sched_nop(s[0], DPC_AFTER(c));
+    dpc_step_id_t free_join = dpc_sched_nop(s[0], DPC_NO_DEPS);
+    dpc_step_id_t j2 = dpc_sched_nop(s[0], DPC_AFTER(free_join));   /* a join of a join */
+    dpc_sched_send(s[0], 1, 4, a, sizeof(a), DPC_AFTER(j2));
+    dpc_sched_send(s[0], 1, 5, b, sizeof(b), DPC_AFTER(after_copy));
+    dpc_sched_recv(s[1], 0, 4, got_a, sizeof(got_a), DPC_NO_DEPS);
+    dpc_sched_recv(s[1], 0, 5, got_b, sizeof(got_b), DPC_NO_DEPS);
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    dpc_sched_stats_t stt;
+    dpc_sched_get_stats(s[0], &stt);
+    ck_assert_uint_eq(stt.sends, 1);       /* the send behind the free joins */
+    ck_assert_uint_eq(stt.copies, 0);      /* the copy still deferred ... */
+    ck_assert_int_eq(dst[4321], 0);
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    dpc_status_t st[2];
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+    dpc_sched_get_stats(s[0], &stt);
+    ck_assert_uint_eq(stt.sends, 2);       /* ... and the send behind it after it */
+    ck_assert_uint_eq(stt.copies, 1);
+    ck_assert_int_eq(dst[4321], 4321);
+    ck_assert_int_eq(got_a[1], 6);
+    ck_assert_int_eq(got_b[1], 8);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 /* Streaming copies (non-temporal stores) land every byte, whatever the
  * alignment of either end and the tail; and a copy step large enough to
  * stream, run in slices that start off any 16-byte boundary, is exact. */
@@ -806,6 +856,7 @@ int main(void)
     tcase_add_test(tc, test_rebase);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
+    tcase_add_test(tc, test_defer_local_joins);
     tcase_add_test(tc, test_local_slices);
     tcase_add_test(tc, test_build_errors);
     tcase_add_test(tc, test_failure_cancels_rest);
