@@ -88,9 +88,14 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "DPCOLL_EXPLAIN=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
     }
-    if ((v = getenv("DPCOLL_PROGRESS_THREAD")) && parse_bool(v, &cfg->progress_thread)) {
-        snprintf(err, errlen, "DPCOLL_PROGRESS_THREAD=%s: expected 0 or 1", v);
-        return DPC_ERR_ARG;
+    if ((v = getenv("DPCOLL_PROGRESS_THREAD"))) {
+        cfg->progress_idle = !strcasecmp(v, "idle");
+        if (cfg->progress_idle)
+            cfg->progress_thread = true;
+        else if (parse_bool(v, &cfg->progress_thread)) {
+            snprintf(err, errlen, "DPCOLL_PROGRESS_THREAD=%s: expected 0, 1 or idle", v);
+            return DPC_ERR_ARG;
+        }
     }
     if ((v = getenv("DPCOLL_ONE_SIDED")) && parse_bool(v, &cfg->one_sided)) {
         snprintf(err, errlen, "DPCOLL_ONE_SIDED=%s: expected 0 or 1", v);

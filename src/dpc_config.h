@@ -22,6 +22,8 @@ typedef struct dpc_config {
     bool explain;                          /* DPCOLL_EXPLAIN: print each new choice */
     bool progress_thread;                  /* DPCOLL_PROGRESS_THREAD: advance nonblocking
                                               collectives in the background (default on) */
+    bool progress_idle;                    /* DPCOLL_PROGRESS_THREAD=idle: that thread on
+                                              idle CPU time only (SCHED_IDLE) */
     bool one_sided;                        /* DPCOLL_ONE_SIDED: algorithms that read peers'
                                               memory may be chosen (default on) */
     bool shm;                              /* DPCOLL_SHM: small messages between processes

@@ -42,6 +42,28 @@ START_TEST(test_ipc_settings)
 }
 END_TEST
 
+/* DPCOLL_PROGRESS_THREAD: 0 or 1 as every switch, or idle (on, on idle CPU
+ * time only); anything else refused, naming the variable */
+START_TEST(test_progress_thread)
+{
+    dpc_config_t cfg;
+    char err[256] = "";
+    dpc_config_defaults(&cfg);
+    ck_assert(cfg.progress_thread && !cfg.progress_idle);
+    ck_assert_int_eq(read_with("DPCOLL_PROGRESS_THREAD", "idle", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.progress_thread && cfg.progress_idle);
+    ck_assert_int_eq(read_with("DPCOLL_PROGRESS_THREAD", "IDLE", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.progress_thread && cfg.progress_idle);
+    ck_assert_int_eq(read_with("DPCOLL_PROGRESS_THREAD", "0", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(!cfg.progress_thread && !cfg.progress_idle);
+    ck_assert_int_eq(read_with("DPCOLL_PROGRESS_THREAD", "on", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.progress_thread && !cfg.progress_idle);
+    ck_assert_int_eq(read_with("DPCOLL_PROGRESS_THREAD", "idle2", &cfg, err, sizeof(err)),
+                     DPC_ERR_ARG);
+    ck_assert_msg(strstr(err, "DPCOLL_PROGRESS_THREAD") != NULL, "%s", err);
+}
+END_TEST
+
 /* DPCOLL_PUSH_MAX: bytes, or unset (the cache's size, which rank 0 gives
  * all after the settings are compared: unset travels as unset) */
 START_TEST(test_push_max)
@@ -118,6 +140,7 @@ int main(void)
     tcase_add_test(tc, test_ipc_settings);
     tcase_add_test(tc, test_shared_settings_travel);
     tcase_add_test(tc, test_push_max);
+    tcase_add_test(tc, test_progress_thread);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

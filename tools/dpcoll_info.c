@@ -99,7 +99,8 @@ int main(int argc, char **argv)
         printf("  %-38s %s\n", var, cfg.force[c] ? cfg.force[c]->name : "auto");
     }
     printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
-    printf("  DPCOLL_PROGRESS_THREAD                 %d\n", cfg.progress_thread);
+    printf("  DPCOLL_PROGRESS_THREAD                 %s\n",
+           cfg.progress_idle ? "idle" : cfg.progress_thread ? "1" : "0");
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_DEVICE_REDUCE                   %d\n", cfg.device_reduce);
     printf("  DPCOLL_IPC                             %d\n", cfg.ipc);

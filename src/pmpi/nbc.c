@@ -157,6 +157,16 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     dpc_tl_progress_thread = true;
+    if (dpc_g.cfg.progress_idle) {
+        /* DPCOLL_PROGRESS_THREAD=idle: the thread runs only where a core
+         * would idle, and its wake-ups preempt no program thread (see the
+         * man page for what that wins and where it loses) */
+        struct sched_param sp = {0};
+        int e = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+        if (e)
+            dpc_log(DPC_LOG_WARN, "DPCOLL_PROGRESS_THREAD=idle: cannot make the progress thread "
+                                  "SCHED_IDLE (%s); it runs at normal priority", strerror(e));
+    }
     uint64_t spin_until = 0, spin = dpc_g.oversubscribed ? 0 : PROG_SPIN_NS;
     unsigned busy_turns = 0;
     pthread_mutex_lock(&dpc_g.lock);

@@ -64,6 +64,8 @@ for np in $nps; do
 done
 echo "== nonblocking without the progress thread (DPCOLL_PROGRESS_THREAD=0), 2 ranks"
 DPCOLL_PROGRESS_THREAD=0 mpi 2 "$nbc" || fail=1
+echo "== nonblocking with the progress thread on idle CPU time only (DPCOLL_PROGRESS_THREAD=idle), 2 ranks"
+DPCOLL_TIMEOUT=120 DPCOLL_PROGRESS_THREAD=idle mpi 2 "$nbc" || fail=1
 fake="$top_builddir/tests/test_fakedev_coll"
 # (at 3 ranks, with UCX's default "get" rendezvous over cma this hung about
 # 1 run in 3: see the rendezvous note in ucx_glue/dpc_ucx.c)

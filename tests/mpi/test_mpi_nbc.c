@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include "dpcoll.h"
@@ -110,25 +111,47 @@ START_TEST(test_many_in_flight)
 }
 END_TEST
 
+/* DPCOLL_PROGRESS_THREAD as the library reads it: on unless 0 (or no,
+ * false, off); idle: on, on idle CPU time only. */
+static int progress_thread_idle(void)
+{
+    const char *pt = getenv("DPCOLL_PROGRESS_THREAD");
+    return pt && !strcasecmp(pt, "idle");
+}
+static int progress_thread_on(void)
+{
+    const char *pt = getenv("DPCOLL_PROGRESS_THREAD");
+    return !pt || progress_thread_idle() ||
+           !(!strcmp(pt, "0") || !strcasecmp(pt, "no") || !strcasecmp(pt, "false") ||
+             !strcasecmp(pt, "off") || !*pt);
+}
+
 /* The collective must finish while this rank computes without calling MPI:
- * the first MPI_Test after the computation finds it complete. */
+ * the first MPI_Test after the computation finds it complete. With
+ * DPCOLL_PROGRESS_THREAD=idle the thread runs only on idle CPU time, so the
+ * rank sleeps instead, as a rank whose computation runs on a GPU: the
+ * collective must finish on the cores that leaves idle. */
 START_TEST(test_background_progress)
 {
     const int n = 1 << 20;   /* 4 MiB of int */
     int *in = malloc(sizeof(int) * n), *out = malloc(sizeof(int) * n);
     for (int i = 0; i < n; i++)
         in[i] = t_rank + i % 1000;
-    const char *pt = getenv("DPCOLL_PROGRESS_THREAD");
-    int thread = !pt || atoi(pt) != 0;
+    int thread = progress_thread_on(), idle = progress_thread_idle();
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Request req;
     MPI_Iallreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
-    /* ~1.5 s of arithmetic, no MPI (the collective alone takes milliseconds) */
+    /* ~1.5 s of arithmetic (or of sleep), no MPI (the collective alone
+     * takes milliseconds) */
     volatile double x = 0;
     double t0 = now();
-    while (now() - t0 < 1.5)
-        for (int i = 0; i < 100000; i++)
-            x += i * 1e-9;
+    while (now() - t0 < 1.5) {
+        if (idle)
+            usleep(10000);
+        else
+            for (int i = 0; i < 100000; i++)
+                x += i * 1e-9;
+    }
     int flag = 0;
     MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
     t_cases++;
@@ -626,8 +649,7 @@ START_TEST(test_left_to_program)
                                         "alltoall"};
     static const int sizes[] = {1, 100, 2048 / 4, 8192 / 4, 16384 / 4};
     int p = t_size, maxn = 16384 / 4;
-    const char *pt = getenv("DPCOLL_PROGRESS_THREAD");
-    if (pt && atoi(pt) == 0)
+    if (!progress_thread_on())
         return;   /* (without the thread, a forwarding rank in MPICH's wait would hang anyway) */
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
