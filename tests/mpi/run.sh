@@ -197,7 +197,7 @@ check "batches of 16 small nonblocking and persistent allreduces and bcasts, 2 r
 check "... and the progress thread woken for fewer than 1 in 100 of their 12800 starts" \
     sh -c 'for n in $(echo "$1" | sed -n "s/.*nonblocking and persistent: 12800 started, the progress thread woken for them \([0-9]*\) times/\1/p"); do
                [ "$n" -lt 128 ] || exit 1; c=$((${c:-0} + 1)); done; [ "${c:-0}" = 2 ]' _ "$out"
-# dpcoll_bench compares every row with MPICH's own result (#wrong): every
+# dpcoll_bench checks every row against the closed form (#wrong): every
 # algorithm, blocking, 4 nonblocking in flight and 4 persistent requests.
 # (2 ranks: with more than the 2 cores, MPICH's own spinning calls take
 # 20 ms each, minutes for the table)
@@ -205,7 +205,7 @@ bench="$top_builddir/tools/dpcoll_bench"
 for np in 2; do
     for mode in "" "-i 4" "-P -i 4" "-t"; do
         out=$(mpi "$np" "$bench" -e 4K -f 8 -n 3 $mode 2>&1); rc=$?
-        check "dpcoll_bench ${mode:-(blocking)}, $np ranks, 8 B - 4 KiB: every row of every algorithm equal to MPICH's (#wrong 0)" \
+        check "dpcoll_bench ${mode:-(blocking)}, $np ranks, 8 B - 4 KiB: every row of every algorithm equal to the closed form (#wrong 0)" \
             sh -c '[ "$1" = 0 ] && echo "$2" | awk "/^ +[0-9]/ { n++; if (\$9 != 0) bad++ }
                    END { exit !(n >= 60 && bad == 0) }"' _ "$rc" "$out"
     done
