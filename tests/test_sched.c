@@ -122,6 +122,32 @@ START_TEST(test_defer_local_expose)
 }
 END_TEST
 
+/* Two simulated ranks, a schedule each, rank 0's deferring its local work
+ * (defer_local) and rank 1's not; big[0..n) filled with its indices. */
+static dpc_sim_t *two_ranks_first_defers(dpc_sched_t *s[2], int32_t *big, int n)
+{
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .defer_local = r == 0};
+        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
+    }
+    for (int i = 0; i < n; i++)
+        big[i] = i;
+    return sim;
+}
+
+/* ... then, rank 0's schedule started (and looked at), rank 1's too, and
+ * both run to their end without error. */
+static void start_second_and_drive(dpc_sim_t *sim, dpc_sched_t *s[2])
+{
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    dpc_status_t st[2];
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+}
+
 /* defer_local: start() also completes the ready joins (NOP steps) and
  * sends what they free, in place of the first test(): a peer waits for such
  * a send (the direct algorithms' descriptor, behind the join of their
@@ -129,17 +155,10 @@ END_TEST
  * A join behind a deferred copy still waits for the copy. */
 START_TEST(test_defer_local_joins)
 {
-    dpc_sim_t *sim = dpc_sim_create(2, NULL);
     dpc_sched_t *s[2];
     static int32_t big[1 << 16], dst[1 << 16];
     int32_t a[2] = {5, 6}, b[2] = {7, 8}, got_a[2] = {0}, got_b[2] = {0};
-    for (int r = 0; r < 2; r++) {
-        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
-                                  .mem = DPC_MEM_HOST, .defer_local = r == 0};
-        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
-    }
-    for (int i = 0; i < (1 << 16); i++)
-        big[i] = i;
+    dpc_sim_t *sim = two_ranks_first_defers(s, big, 1 << 16);
     /* queued first: a copy, then a join after it, then a free join */
     dpc_step_id_t c = dpc_sched_copy(s[0], dst, big, sizeof(big), DPC_NO_DEPS);
     dpc_step_id_t after_copy = dpc_sched_nop(s[0], DPC_AFTER(c));
@@ -155,11 +174,7 @@ START_TEST(test_defer_local_joins)
     ck_assert_uint_eq(stt.sends, 1);       /* the send behind the free joins */
     ck_assert_uint_eq(stt.copies, 0);      /* the copy still deferred ... */
     ck_assert_int_eq(dst[4321], 0);
-    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
-    dpc_status_t st[2];
-    drive(sim, s, st, 2);
-    ck_assert_int_eq(st[0], DPC_OK);
-    ck_assert_int_eq(st[1], DPC_OK);
+    start_second_and_drive(sim, s);
     dpc_sched_get_stats(s[0], &stt);
     ck_assert_uint_eq(stt.sends, 2);       /* ... and the send behind it after it */
     ck_assert_uint_eq(stt.copies, 1);
@@ -401,17 +416,10 @@ START_TEST(test_defer_local)
 {
     /* defer_local: start() posts the transfers but no copy or reduction (a
      * nonblocking call must return at once); the first test() does them */
-    dpc_sim_t *sim = dpc_sim_create(2, NULL);
     dpc_sched_t *s[2];
     static int32_t big[1 << 16], dst[1 << 16], got[4];
     int32_t small[4] = {1, 2, 3, 4};
-    for (int r = 0; r < 2; r++) {
-        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
-                                  .mem = DPC_MEM_HOST, .defer_local = r == 0};
-        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
-    }
-    for (int i = 0; i < (1 << 16); i++)
-        big[i] = i;
+    dpc_sim_t *sim = two_ranks_first_defers(s, big, 1 << 16);
     dpc_sched_copy(s[0], dst, big, sizeof(big), DPC_NO_DEPS);
     dpc_sched_send(s[0], 1, 3, small, sizeof(small), DPC_NO_DEPS);
     dpc_sched_recv(s[1], 0, 3, got, sizeof(got), DPC_NO_DEPS);
@@ -421,11 +429,7 @@ START_TEST(test_defer_local)
     ck_assert_uint_eq(stt.copies, 0);      /* not done by start */
     ck_assert_uint_eq(stt.sends, 1);       /* but the send is out */
     ck_assert_int_eq(dst[12345], 0);
-    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
-    dpc_status_t st[2];
-    drive(sim, s, st, 2);
-    ck_assert_int_eq(st[0], DPC_OK);
-    ck_assert_int_eq(st[1], DPC_OK);
+    start_second_and_drive(sim, s);
     dpc_sched_get_stats(s[0], &stt);
     ck_assert_uint_eq(stt.copies, 1);
     ck_assert_int_eq(dst[12345], 12345);
