@@ -12,10 +12,10 @@
  *  - completing a request (unpacking into the user's datatype, the
  *    average's division, MPI_Grequest_complete) happens in poll_fn/wait_fn,
  *    which MPI runs inside the program's own MPI_Test/MPI_Wait calls.
- * The progress thread sleeps on a condition variable while nothing is in
- * flight and on the worker's wakeup fd while something is, so it never
- * spins a core; a user thread that waits drives the engine itself and the
- * progress thread stands aside meanwhile.
+ * The progress thread sleeps on an eventfd while nothing is in flight and
+ * on the worker's wakeup fd while something is, so it never spins a core;
+ * a user thread that waits drives the engine itself and the progress
+ * thread stands aside meanwhile.
  */
 #include "config.h"
 #include "jobs.h"
@@ -116,10 +116,11 @@ static void relock(void)
  * of 200 calls), 75 us in those where it was not.
  *
  * A start still wakes the thread, which costs a call waited for at once
- * (on this 2-core VM 10-30 us at 128-512 KiB: the thread runs on some
- * core, the peer's too). Delaying the wake with a timer the start sets and
- * the wait clears cost more: arming and clearing a timerfd took 12 us here
- * at 20 us (a timer before the next tick reprograms the VM's clock).
+ * (on the 2-core VM, 2 ranks: 0-30 us at 128-512 KiB, the woken thread
+ * taking a core from a rank; none with DPCOLL_PROGRESS_THREAD=idle).
+ * Delaying the wake with a timer the start sets and the wait clears cost
+ * more: arming and clearing a timerfd took 12 us there at 20 us (a timer
+ * before the next tick reprograms the VM's clock).
  */
 void dpc_nbc_signal_locked(void)
 {
