@@ -7,9 +7,9 @@
  * library's; the inputs are small integers, so any order of summation gives
  * the same bits, and they change at every check, so a result left over
  * from an earlier call does not pass: MPICH 4.0.2's persistent allgather
- * at 2 ranks up to 256 KiB copies the own block only when the request is
- * made, and its timed calls skip that copy). A row whose native result is
- * wrong is left out of the geometric mean.
+ * at 2 ranks up to 256 KiB is wrong from its second start on, and its timed
+ * starts there are not those of an allgather). A row whose native result
+ * is wrong is left out of the geometric mean.
  *
  * Timing: per size, batches of ours and of PMPI alternate (ours, native,
  * ours, native ...), each batch synchronized with its own collectives, and
@@ -200,8 +200,9 @@ static int run(int c, int native, bufs_t *b, size_t count, float *out)
 }
 
 /* The inputs: rank q's element i (of all its calls' input buffers) in
- * generation gen. The timing runs on generation 0; every check on a new
- * one. */
+ * generation gen. The buffers start in generation 0 and every check fills
+ * new ones; the timed calls run on what the last check left (their values
+ * do not matter to the time). */
 static float input_value(int q, size_t i, unsigned gen)
 {
     return (float)((i * 13 + (size_t)q * 7 + gen) % 17) - 8;
