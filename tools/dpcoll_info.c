@@ -70,8 +70,10 @@ int main(int argc, char **argv)
 #endif
     printf("  Fortran:         use mpi and mpif.h programs come through MPICH's Fortran binding "
            "to the C calls; use mpi_f08 ones too, libdpcoll starting in their MPI_Init "
-           "(mpi_init_f08_); while MPICH's Fortran library is loaded, persistent collectives "
-           "go to MPI\n");
+           "(mpi_init_f08_) and their persistent collectives starting and ending in its own "
+           "mpi_f08 MPI_Start, MPI_Wait, MPI_Test... (which MPICH's call PMPI_ directly); "
+           "a program's ops (MPI_Op_create) go to MPI while MPICH's Fortran library is "
+           "loaded\n");
     printf("\nalgorithms (selected per call by the alpha-beta-gamma model unless forced; "
            "direct: one-sided, for jobs on one node):\n");
     for (int c = 0; c < DPC_COLL_COUNT; c++) {

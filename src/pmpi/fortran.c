@@ -19,12 +19,12 @@
  *   wait functions (nbc.c), which PMPI_Wait and PMPI_Test complete as they
  *   should.
  * - Persistent ones are not: PMPI_Start would start their library half, a
- *   receive that is never to be started (persist.c), and never ours. So in
- *   a job where any rank has the mpi_f08 bindings loaded, persistent
+ *   receive that is never to be started (persist.c), and never ours. So
+ *   libdpcoll has its own mpi_f08 MPI_Start, MPI_Wait ... as well
+ *   (fortran_requests.c), which call ours. Where the MPI library's come
+ *   first instead (libdpcoll linked after it), on any rank, persistent
  *   collectives go to the MPI library (DPCOLL_STATS: "persistent, mpi_f08
- *   loaded"). Every Fortran program has them loaded (MPICH ships both kinds
- *   in one library), mpif.h ones too, whose persistent calls would work:
- *   we cannot tell which kind a program's MPI_Start will come through.
+ *   past libdpcoll"): a program's MPI_Start could come through either.
  * - Communicators an mpi_f08 program makes are set up at their first
  *   collective rather than where they are made (comm_create.c).
  *
@@ -37,6 +37,7 @@
 #include "config.h"
 #include "shim.h"
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +62,33 @@ static f08_fn_t next_fn(const char *name)
     return f;
 }
 
+/* The object that holds addr (its load address). */
+static void *object_of(const void *addr)
+{
+    Dl_info info;
+    return addr && dladdr(addr, &info) ? info.dli_fbase : NULL;
+}
+
+/* Whether name's first definition in the program's search order, where a
+ * program's call of that name goes, is in another object than libdpcoll.
+ * (Comparing with &name would not do: in a shared library that address is
+ * itself the first definition.) */
+static bool first_elsewhere(const char *name)
+{
+    void *first = dlsym(RTLD_DEFAULT, name);
+    return first && object_of(first) != object_of((const void *)(uintptr_t)&next_fn);
+}
+
+/* (mpi_startall_f08_: one of MPICH's mpi_f08 bindings that libdpcoll has
+ * too, so found ahead of us or after us) */
 int dpc_f08_loaded(void)
 {
-    return dlsym(RTLD_DEFAULT, "mpi_startall_f08_") != NULL;
+    return first_elsewhere("mpi_startall_f08_") || dlsym(RTLD_NEXT, "mpi_startall_f08_");
+}
+
+int dpc_f08_past_us(void)
+{
+    return first_elsewhere("mpi_startall_f08_");
 }
 
 /* The MPI library's init (name), then ours, unless it failed or we

@@ -243,10 +243,11 @@ void dpc_init(int provided)
             PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
             dpc_g.pipeline = any;
             dpc_g.ipc = any && single_node && dpc_g.cfg.ipc;
-            /* (any rank: every rank must send persistent calls alike) */
-            mine = dpc_f08_loaded();
-            PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-            dpc_g.f08 = any;
+            /* (any rank: every rank must send these calls alike) */
+            int f08[2] = {dpc_f08_loaded(), dpc_f08_past_us()}, any_f08[2] = {0, 0};
+            PMPI_Allreduce(f08, any_f08, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            dpc_g.f08 = any_f08[0];
+            dpc_g.f08_past_us = any_f08[1];
         }
     } else if (dpc_g.ux) {
         dpc_ucx_destroy(dpc_g.ux);

@@ -52,7 +52,7 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode,
             dpc_note_pmpi(coll, DPC_WHY_DISABLED);
         return 0;
     }
-    if (mode == DPC_PERSISTENT && dpc_g.f08) {
+    if (mode == DPC_PERSISTENT && dpc_g.f08_past_us) {
         dpc_note_pmpi(coll, DPC_WHY_F08);
         return 0;
     }
@@ -841,7 +841,7 @@ void dpc_stats_print(void)
 {
     static const char *const why[DPC_WHY_COUNT] = {
         "libdpcoll disabled", "intercommunicator", "user-defined op not run here", "datatype",
-        "count beyond int", "persistent, mpi_f08 loaded"};
+        "count beyond int", "persistent, mpi_f08 past libdpcoll"};
     char line[2048];
     for (int c = 0; c < DPC_COLL_COUNT; c++) {
         dpc_coll_stats_t *cs = &dpc_g.stats[c];

@@ -17,7 +17,7 @@
 /* Why a call went to PMPI_* (stats and logs). */
 typedef enum {
     DPC_WHY_DISABLED, DPC_WHY_INTERCOMM, DPC_WHY_USER_OP, DPC_WHY_TYPE, DPC_WHY_LARGE_COUNT,
-    DPC_WHY_F08,    /* persistent, with mpi_f08 loaded (fortran.c) */
+    DPC_WHY_F08,    /* persistent, mpi_f08's request calls past us (fortran.c) */
     DPC_WHY_COUNT
 } dpc_why_t;
 
@@ -31,8 +31,11 @@ typedef struct dpc_coll_stats {
 typedef struct dpc_shim {
     bool active;            /* our path is on (same on every rank) */
     bool finalizing;
-    bool f08;               /* MPICH's mpi_f08 bindings are loaded on some rank: persistent
-                               calls go to PMPI on all (fortran.c) */
+    bool f08;               /* MPICH's Fortran bindings are loaded on some rank: a
+                               program's ops go to PMPI (user_op.c) */
+    bool f08_past_us;       /* on some rank mpi_f08's MPI_Start, MPI_Wait ... are the MPI
+                               library's, not ours: persistent calls go to PMPI on all
+                               (fortran.c) */
     dpc_config_t cfg;
     uint64_t *explained;    /* DPCOLL_EXPLAIN: signatures already shown */
     size_t nexplained;
@@ -368,7 +371,7 @@ static inline void dpc_unlock(bool lk)
 
 /* Shared front matter of every wrapper: is our path on, is comm usable and
  * an intracommunicator, may a call of this mode run on it (persistent ones
- * not while Fortran's mpi_f08 bindings are loaded: fortran.c). Returns 1 to
+ * not where mpi_f08's request calls would pass us by: fortran.c). Returns 1 to
  * go on with our path, 0 to use PMPI (why set), or -1 with *err set to an
  * already-raised error. */
 int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode, int *err);
@@ -376,8 +379,11 @@ int dpc_enter(MPI_Comm comm, dpc_coll_t coll, const char *call, dpc_mode_t mode,
  * and end (before the MPI library's finalize): init.c */
 void dpc_init(int provided);
 void dpc_fini(void);
-/* MPICH's mpi_f08 bindings are loaded in this process (fortran.c) */
+/* MPICH's Fortran bindings are loaded in this process; and its mpi_f08
+ * request calls (MPI_Start, MPI_Wait ...) are what a program that calls
+ * them gets, not ours (fortran.c, fortran_requests.c) */
 int dpc_f08_loaded(void);
+int dpc_f08_past_us(void);
 /* What dpc_enter found for the call in progress on this thread. */
 /* (initial-exec: the library is loaded with the program, and these are on
  * every call's path; the general model costs a __tls_get_addr call each) */
