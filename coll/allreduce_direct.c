@@ -17,9 +17,10 @@
  * a chunk right after reading the same chunk there (no one else reads it),
  * and its own buffer only in block r, which no peer reads.
  *
- * Restrictions: host memory on a transport with one-sided access; op
- * commutative (each block is reduced in the order own, r+1, r+2, ...; one
- * rank computes each block, so every rank ends with the same bits).
+ * Restrictions: host memory on a transport with one-sided access. One
+ * rank computes each block, so every rank ends with the same bits; it
+ * combines the operands in the order own, r+1, r+2, ..., or for an op that
+ * does not commute in rank order (direct.c: DPC_ALGO_RANK_ORDER).
  *
  * Cost (n bytes, S chunks per block): (p-1) (2 alpha + 2 S alpha_get)
  *   + (p-1)/p n (beta + gamma): two messages, and a read and a write per
@@ -79,6 +80,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 }
 
 const dpc_algo_t dpc_algo_allreduce_direct = {
-    .name = "direct", .coll = DPC_ALLREDUCE, .flags = DPC_ALGO_ONE_SIDED, .build = build,
+    .name = "direct", .coll = DPC_ALLREDUCE, .flags = DPC_ALGO_ONE_SIDED | DPC_ALGO_RANK_ORDER,
+    .build = build,
     .cost = cost, .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };

@@ -40,6 +40,45 @@ dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *co
     return DPC_OK;
 }
 
+/* One chunk of an op that does not commute (DPC_OP_USER_ORDERED): the
+ * operands combined in rank order, x0 op x1 op ... op x(p-1), as MPI
+ * defines the result. Peer q's chunk is read into its slot of the set
+ * (stride bytes apart); each step writes the running result over the
+ * slot of its right operand, the place the program's function reduces
+ * into (inout = in op inout, no copy), and the step with this rank's own
+ * chunk writes dst, which in place holds that chunk: so dst is written no
+ * earlier than own is read, and the chunk's last step writes dst. Returns
+ * that last step. */
+static dpc_step_id_t chain_in_rank_order(direct_t *d, int reg, size_t off, const char *own,
+                                         char *dst, char *set, size_t stride, size_t n,
+                                         dpc_dtype_t dt, dpc_step_id_t freed)
+{
+    dpc_sched_t *s = d->s;
+    int p = d->p, r = d->r;
+    const char *acc = NULL;
+    dpc_step_id_t red = DPC_STEP_NONE;
+    for (int q = 0; q < p; q++) {
+        const char *x = own;
+        char *into = dst;
+        dpc_step_id_t g = DPC_STEP_NONE;
+        if (q != r) {
+            char *slot = set + (size_t)((q - r + p) % p - 1) * stride;
+            g = dpc_sched_get(s, q, direct_desc(d, q, reg), off, slot, n * dpc_dtype_size(dt),
+                              DPC_AFTER(d->have[q], freed));
+            x = slot;
+            into = q == p - 1 ? dst : slot;
+        }
+        if (!acc) {         /* x0: nothing to combine yet */
+            acc = x;
+            red = g;
+            continue;
+        }
+        red = dpc_sched_reduce(s, into, acc, x, n, dt, DPC_OP_USER_ORDERED, DPC_AFTER(g, red));
+        acc = into;
+    }
+    return red;
+}
+
 dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *own, char *dst,
                                   size_t count, dpc_dtype_t dt, dpc_op_t op, size_t chunk,
                                   int push_reg, size_t push_off)
@@ -73,15 +112,21 @@ dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *
         char *set = slots + (c & 1) * (size_t)(p - 1) * ce * es;
         dpc_step_id_t freed = c >= 2 ? last[c - 2] : DPC_STEP_NONE;   /* set's readers */
         dpc_step_id_t red = DPC_STEP_NONE;
-        /* own data first, then peers r+1, r+2, ...: a fixed order, and the
-         * in-place case (own == dst) reads its own data before writing */
-        for (int i = 1; i < p; i++) {
-            int q = (r + i) % p;
-            char *slot = set + (size_t)(i - 1) * ce * es;
-            dpc_step_id_t g = dpc_sched_get(s, q, direct_desc(d, q, reg), off + e0 * es, slot,
-                                            n * es, DPC_AFTER(d->have[q], freed));
-            red = dpc_sched_reduce(s, dst + e0 * es, i == 1 ? own + e0 * es : dst + e0 * es,
-                                   slot, n, dt, op, DPC_AFTER(g, red));
+        if (op == DPC_OP_USER_ORDERED) {
+            red = chain_in_rank_order(d, reg, off + e0 * es, own + e0 * es, dst + e0 * es, set,
+                                      ce * es, n, dt, freed);
+        } else {
+            /* own data first, then peers r+1, r+2, ...: a fixed order, and
+             * the in-place case (own == dst) reads its own data before
+             * writing */
+            for (int i = 1; i < p; i++) {
+                int q = (r + i) % p;
+                char *slot = set + (size_t)(i - 1) * ce * es;
+                dpc_step_id_t g = dpc_sched_get(s, q, direct_desc(d, q, reg), off + e0 * es,
+                                                slot, n * es, DPC_AFTER(d->have[q], freed));
+                red = dpc_sched_reduce(s, dst + e0 * es, i == 1 ? own + e0 * es : dst + e0 * es,
+                                       slot, n, dt, op, DPC_AFTER(g, red));
+            }
         }
         last[c] = red;
         for (int i = 1; push_reg >= 0 && i < p; i++) {

@@ -46,7 +46,8 @@ static inline const void *direct_desc(const direct_t *d, int q, int k)
 
 /* dst[0..count) = the reduction over all ranks of the elements at byte
  * offset `off` of region `reg` (each rank's input); this rank's own copy is
- * `own` (may equal dst). Reads `chunk` bytes at a time per peer into
+ * `own` (may equal dst). Operands combined in the order own, r+1, r+2, ...;
+ * for an op that does not commute (DPC_OP_USER_ORDERED) in rank order. Reads `chunk` bytes at a time per peer into
  * double-buffered scratch. With push_reg >= 0 each finished chunk is also
  * written into every peer's region push_reg at offset push_off (+ the
  * chunk's place), straight from cache. Returns a step done when dst is

@@ -9,7 +9,8 @@
  * every peer has said it is done.
  *
  * Restrictions: host memory on a transport with one-sided reads; any
- * counts; op commutative (order own, r+1, r+2, ...).
+ * counts; the operands combined in the order own, r+1, r+2, ..., or for an
+ * op that does not commute in rank order (direct.c: DPC_ALGO_RANK_ORDER).
  *
  * Cost (n = total input bytes, S chunks per block): (p-1) (2 alpha +
  *   S alpha_get) + (p-1)/p n gamma: two messages and a read per chunk and
@@ -78,10 +79,10 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 }
 
 const dpc_algo_t dpc_algo_reduce_scatter_block_direct = {
-    .name = "direct", .coll = DPC_REDUCE_SCATTER_BLOCK, .flags = DPC_ALGO_ONE_SIDED,
+    .name = "direct", .coll = DPC_REDUCE_SCATTER_BLOCK, .flags = DPC_ALGO_ONE_SIDED | DPC_ALGO_RANK_ORDER,
     .build = build, .cost = cost, .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };
 const dpc_algo_t dpc_algo_reduce_scatter_direct = {
-    .name = "direct", .coll = DPC_REDUCE_SCATTER, .flags = DPC_ALGO_ONE_SIDED,
+    .name = "direct", .coll = DPC_REDUCE_SCATTER, .flags = DPC_ALGO_ONE_SIDED | DPC_ALGO_RANK_ORDER,
     .build = build, .cost = cost, .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
 };

@@ -14,9 +14,9 @@
  *    combines every element's operands in one order of its own, the same on
  *    every rank); one that does not commute (DPC_OP_USER_ORDERED) only on
  *    those that combine in rank order, as MPI defines its result
- *    (DPC_ALGO_RANK_ORDER: recursive doubling and Rabenseifner for
- *    allreduce, recursive doubling for reduce-scatter, recursive halving at
- *    up to 3 ranks), and never as a pipeline of owner chunks;
+ *    (DPC_ALGO_RANK_ORDER: recursive doubling, Rabenseifner and direct for
+ *    allreduce; direct, recursive doubling, and recursive halving at up to
+ *    3 ranks for reduce-scatter), and never as a pipeline of owner chunks;
  *  - in every mode, but the function runs only in the program's threads,
  *    inside its MPI calls: a blocking call's thread; for a nonblocking or
  *    persistent call, its MPI_Wait, MPI_Test and the like. The progress
