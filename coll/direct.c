@@ -6,38 +6,55 @@
 void direct_free(direct_t *d)
 {
     free(d->have);
+    free(d->with);
     d->have = NULL;
+    d->with = NULL;
 }
 
-dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
-                             const size_t *lens, int nreg)
+dpc_status_t direct_exchange_some(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
+                                  const size_t *lens, int nreg, const bool *with,
+                                  const void *extra, size_t extra_bytes, dpc_step_id_t ready)
 {
     memset(d, 0, sizeof(*d));
     d->s = s;
     d->p = p;
     d->r = r;
     d->nreg = nreg;
-    d->mine = dpc_sched_scratch(s, (size_t)nreg * DPC_REGION_DESC_MAX);
-    d->theirs = dpc_sched_scratch(s, (size_t)p * (size_t)nreg * DPC_REGION_DESC_MAX);
+    d->stride = (size_t)nreg * DPC_REGION_DESC_MAX + extra_bytes;
+    d->mine = dpc_sched_scratch(s, d->stride);
+    d->theirs = dpc_sched_scratch(s, (size_t)p * d->stride);
     d->have = malloc(sizeof(dpc_step_id_t) * (size_t)p);
-    if (!d->mine || !d->theirs || !d->have) {
+    if (with && (d->with = malloc(sizeof(bool) * (size_t)p)))
+        memcpy(d->with, with, sizeof(bool) * (size_t)p);
+    if (!d->mine || !d->theirs || !d->have || (with && !d->with)) {
         direct_free(d);
         return DPC_ERR_NOMEM;
     }
-    dpc_step_id_t ex[DIRECT_MAX_REGIONS];
+    if (extra_bytes)
+        memcpy(d->mine + (size_t)nreg * DPC_REGION_DESC_MAX, extra, extra_bytes);
+    dpc_step_id_t ex[DIRECT_MAX_REGIONS + 1];
     for (int k = 0; k < nreg; k++)
         ex[k] = dpc_sched_expose(s, bufs[k], lens[k], d->mine + (size_t)k * DPC_REGION_DESC_MAX,
                                  DPC_NO_DEPS);
-    dpc_step_id_t exposed = dpc_sched_nop(s, ex, nreg);
-    size_t dbytes = (size_t)nreg * DPC_REGION_DESC_MAX;
+    ex[nreg] = ready;
+    dpc_step_id_t exposed = dpc_sched_nop(s, ex, nreg + 1);
     for (int i = 1; i < p; i++) {
         int q = (r + i) % p;
-        dpc_sched_send(s, q, DIRECT_TAG_DESC, d->mine, dbytes, DPC_AFTER(exposed));
-        d->have[q] = dpc_sched_recv(s, q, DIRECT_TAG_DESC,
-                                    d->theirs + (size_t)q * dbytes, dbytes, DPC_NO_DEPS);
+        d->have[q] = DPC_STEP_NONE;
+        if (!direct_with(d, q))
+            continue;
+        dpc_sched_send(s, q, DIRECT_TAG_DESC, d->mine, d->stride, DPC_AFTER(exposed));
+        d->have[q] = dpc_sched_recv(s, q, DIRECT_TAG_DESC, d->theirs + (size_t)q * d->stride,
+                                    d->stride, DPC_NO_DEPS);
     }
     d->have[r] = DPC_STEP_NONE;
     return DPC_OK;
+}
+
+dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
+                             const size_t *lens, int nreg)
+{
+    return direct_exchange_some(d, s, p, r, bufs, lens, nreg, NULL, NULL, 0, DPC_STEP_NONE);
 }
 
 /* One chunk of an op that does not commute (DPC_OP_USER_ORDERED): the
@@ -155,6 +172,8 @@ dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done)
     }
     for (int i = 1; i < p; i++) {
         int q = (r + i) % p;
+        if (!direct_with(d, q))
+            continue;
         all[n++] = dpc_sched_send(s, q, DIRECT_TAG_DONE, NULL, 0, DPC_AFTER(reads_done));
         all[n++] = dpc_sched_recv(s, q, DIRECT_TAG_DONE, NULL, 0, DPC_NO_DEPS);
     }

@@ -28,20 +28,40 @@
 typedef struct direct {
     dpc_sched_t *s;
     int p, r, nreg;
-    char *mine;                 /* this rank's descriptors: nreg of them */
-    char *theirs;               /* peer q's region k: theirs + (q * nreg + k) * MAX */
+    size_t stride;              /* bytes of one rank's message: nreg descriptors, extra */
+    char *mine;                 /* this rank's message */
+    char *theirs;               /* peer q's message: theirs + q * stride */
     dpc_step_id_t *have;        /* have[q]: q's descriptors are here */
+    bool *with;                 /* with[q]: q takes part (all peers where NULL) */
 } direct_t;
 
 /* Expose regions bufs[0..nreg) and swap descriptors with every peer.
  * Returns DPC_OK or DPC_ERR_NOMEM (the schedule also records errors). */
 dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
                              const size_t *lens, int nreg);
+/* The same with the peers where with[q] (NULL: all; every rank must say
+ * the same of each pair), extra_bytes of `extra` after the descriptors in
+ * every message (direct_extra), and the descriptors sent after `ready`
+ * too (the regions' contents are final then). */
+dpc_status_t direct_exchange_some(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
+                                  const size_t *lens, int nreg, const bool *with,
+                                  const void *extra, size_t extra_bytes, dpc_step_id_t ready);
 void direct_free(direct_t *d);
 
 static inline const void *direct_desc(const direct_t *d, int q, int k)
 {
-    return d->theirs + ((size_t)q * (size_t)d->nreg + (size_t)k) * DPC_REGION_DESC_MAX;
+    return d->theirs + (size_t)q * d->stride + (size_t)k * DPC_REGION_DESC_MAX;
+}
+
+/* Peer q's extra bytes (direct_exchange_some), once have[q] is done. */
+static inline const void *direct_extra(const direct_t *d, int q)
+{
+    return direct_desc(d, q, d->nreg);
+}
+
+static inline bool direct_with(const direct_t *d, int q)
+{
+    return q != d->r && (!d->with || d->with[q]);
 }
 
 /* dst[0..count) = the reduction over all ranks of the elements at byte
@@ -57,7 +77,7 @@ dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *
                                   int push_reg, size_t push_off);
 
 /* After `reads_done`: tell every peer this rank is done reading, and wait
- * for all of them to say the same. */
+ * for all of them to say the same (the peers taking part). */
 dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
 
 /* A read or write of another process's memory is a system call that pins

@@ -14,7 +14,7 @@ extern const dpc_algo_t dpc_algo_allreduce_ring, dpc_algo_allreduce_recursive_do
     dpc_algo_alltoall_pairwise, dpc_algo_alltoallv_pairwise, dpc_algo_alltoall_bruck,
     dpc_algo_allreduce_direct, dpc_algo_reduce_scatter_block_direct,
     dpc_algo_reduce_scatter_direct, dpc_algo_allgather_direct, dpc_algo_allgatherv_direct,
-    dpc_algo_alltoall_direct, dpc_algo_bcast_direct,
+    dpc_algo_alltoall_direct, dpc_algo_alltoallv_direct, dpc_algo_bcast_direct,
     dpc_algo_reduce_scatter_block_recursive_doubling, dpc_algo_reduce_scatter_recursive_doubling;
 
 static const dpc_algo_t *const registry[] = {
@@ -45,6 +45,7 @@ static const dpc_algo_t *const registry[] = {
     &dpc_algo_alltoall_bruck,
     &dpc_algo_alltoall_direct,
     &dpc_algo_alltoallv_pairwise,
+    &dpc_algo_alltoallv_direct,
     NULL,
 };
 

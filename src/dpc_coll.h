@@ -103,6 +103,10 @@ typedef struct dpc_cost_params {
  * has at most two members (p <= 3: the recursive halving's one step) */
 #define DPC_ALGO_RANK_ORDER 0x4u
 #define DPC_ALGO_RANK_ORDER_UP_TO_3 0x8u
+/* Taken wherever it applies, without pricing the others: the collective's
+ * costs depend on what each rank alone knows (alltoallv's counts), and the
+ * ranks must choose alike */
+#define DPC_ALGO_FIRST_CHOICE 0x10u
 
 typedef struct dpc_algo {
     const char *name;

@@ -148,6 +148,8 @@ const dpc_algo_t *dpc_cost_select(const dpc_coll_args_t *a, const dpc_cost_param
     for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
         if (!dpc_algo_applies(*al, a))
             continue;
+        if ((*al)->flags & DPC_ALGO_FIRST_CHOICE)
+            return *al;
         double t = (*al)->cost(a, c);
         /* a tie goes to the one registered first, also when rounding makes
          * two equal formulas differ in the last bits (ring and recursive

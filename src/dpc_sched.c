@@ -43,7 +43,8 @@ typedef struct step {
     const void *a, *b;
     size_t count;           /* bytes (send/recv/copy) or elements (reduce) */
     size_t done;            /* local steps done in slices: how much is done */
-    size_t off;             /* get: offset into the peer's region */
+    size_t off;             /* get: offset into the peer's region (plus the 64-bit
+                               value at b when it runs, where b is set) */
     dpc_dtype_t dt;
     dpc_op_t op;
     dpc_xfer_t *xfer;
@@ -311,6 +312,16 @@ dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t o
     step_t p = {.kind = STEP_GET, .peer = peer, .a = desc, .off = offset, .dst = dst,
                 .count = bytes};
     return add_step(s, &p, deps, ndeps);
+}
+
+dpc_step_id_t dpc_sched_get_at(dpc_sched_t *s, int peer, const void *desc, const void *offset_at,
+                               size_t offset, void *dst, size_t bytes,
+                               const dpc_step_id_t *deps, int ndeps)
+{
+    dpc_step_id_t id = dpc_sched_get(s, peer, desc, offset, dst, bytes, deps, ndeps);
+    if (id != DPC_STEP_NONE)
+        s->steps[id].b = offset_at;
+    return id;
 }
 
 dpc_step_id_t dpc_sched_put(dpc_sched_t *s, int peer, const void *desc, size_t offset,
@@ -589,9 +600,15 @@ static bool issue_step(dpc_sched_t *s, int id)
     case STEP_GET:
     case STEP_PUT: {
         void *remote = NULL;
+        size_t off = st->off;
+        if (st->kind == STEP_GET && st->b) {   /* (dpc_sched_get_at) */
+            uint64_t at;
+            memcpy(&at, st->b, sizeof(at));
+            off = at > SIZE_MAX - off ? SIZE_MAX : off + (size_t)at;   /* (the transport refuses it) */
+        }
         rc = import_of(s, st->peer, st->a, &remote);
         if (rc == DPC_OK && st->kind == STEP_GET)
-            rc = tp->ops->iget(tp, st->peer, remote, st->off, st->dst, st->count, s->prm.mem,
+            rc = tp->ops->iget(tp, st->peer, remote, off, st->dst, st->count, s->prm.mem,
                                xfer_done, st, &st->xfer);
         else if (rc == DPC_OK)
             rc = tp->ops->iput(tp, st->peer, remote, st->off, st->dst, st->count, s->prm.mem,

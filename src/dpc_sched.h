@@ -185,6 +185,11 @@ dpc_step_id_t dpc_sched_expose(dpc_sched_t *s, void *buf, size_t bytes, void *de
                                const dpc_step_id_t *deps, int ndeps);
 dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t offset,
                             void *dst, size_t bytes, const dpc_step_id_t *deps, int ndeps);
+/* A GET whose offset into the region is known only when it runs: the
+ * 64-bit value at offset_at then (a peer's message tells it), plus offset. */
+dpc_step_id_t dpc_sched_get_at(dpc_sched_t *s, int peer, const void *desc, const void *offset_at,
+                               size_t offset, void *dst, size_t bytes,
+                               const dpc_step_id_t *deps, int ndeps);
 
 /* An asynchronous copy through params.dev_ops, towards the host
  * (DPC_TO_HOST) or the device (DPC_TO_DEVICE). */

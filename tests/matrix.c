@@ -511,9 +511,11 @@ static int check_world(const world_t *w, const mx_case_t *c, char *msg, size_t l
 static int run_once(world_t *w, const mx_case_t *c, uint64_t seed, bool check_traffic,
                     char *msg, size_t len)
 {
+    /* (the reordered rerun also runs as a nonblocking call does, its local
+     * work deferred and in slices) */
     dpc_sim_opts_t o = {.reorder_seed = seed,
                         .user_reduce = dpc_op_is_user(c->op) ? user_op : NULL,
-                        .user_ctx = (void *)c};
+                        .user_ctx = (void *)c, .defer_local = seed != 0};
     dpc_sim_t *sim = dpc_sim_create(w->p, &o);
     dpc_status_t *st = calloc((size_t)w->p, sizeof(dpc_status_t));
     char **em = calloc((size_t)w->p, sizeof(char *));
@@ -602,7 +604,7 @@ int mx_run(const mx_case_t *c, char *msg, size_t len)
             if (dpc_coll_reduces(c->algo->coll)
                     ? value_diff(c->dt, first[r], w.rbuf[r], out_bytes(&w, c, r) / es) >= 0
                     : memcmp(first[r], w.rbuf[r], out_bytes(&w, c, r)) != 0) {
-                snprintf(msg, len, "rank %d: reordered delivery changed the result", r);
+                snprintf(msg, len, "rank %d: reordered delivery, local work deferred, changed the result", r);
                 goto out;
             }
     }

@@ -71,6 +71,7 @@ struct dpc_sim {
     void **dev_ctx;
     dpc_user_reduce_fn_t user_reduce;
     void *user_ctx;
+    bool defer_local;
 };
 
 static void xl_push(xlist_t *l, struct dpc_xfer *x, int which)
@@ -434,6 +435,7 @@ dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts)
     if (opts) {
         sim->user_reduce = opts->user_reduce;
         sim->user_ctx = opts->user_ctx;
+        sim->defer_local = opts->defer_local;
     }
     sim->reorder = opts && opts->reorder_seed;
     sim->rng = opts && opts->reorder_seed ? opts->reorder_seed : 1;
@@ -576,6 +578,11 @@ void dpc_sim_kill(dpc_sim_t *sim, int q)
                 finish(sim, x, DPC_ERR_PEER_LOST);
         }
     }
+}
+
+bool dpc_sim_defers_local(const dpc_sim_t *sim)
+{
+    return sim->defer_local;
 }
 
 dpc_user_reduce_fn_t dpc_sim_user_reduce(const dpc_sim_t *sim, void **ctx)

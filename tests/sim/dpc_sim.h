@@ -24,6 +24,11 @@ typedef struct dpc_sim_opts {
     /* the program's op for DPC_OP_USER reductions (every rank's schedule) */
     dpc_user_reduce_fn_t user_reduce;
     void *user_ctx;
+    /* dpc_sim_run's schedules as a nonblocking call's: local work (copies,
+     * reductions) deferred at the start and run in small slices after the
+     * transfers each test issues, as when the program's MPI_Wait drives:
+     * a transfer missing its dependency on a local step shows */
+    bool defer_local;
 } dpc_sim_opts_t;
 
 dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts);
@@ -80,6 +85,7 @@ void dpc_sim_poke(dpc_sim_t *sim);
 const dpc_device_ops_t *dpc_sim_device(const dpc_sim_t *sim, int rank, void **ctx);
 /* The user op given at creation (dpc_sim_opts_t), NULL if none. */
 dpc_user_reduce_fn_t dpc_sim_user_reduce(const dpc_sim_t *sim, void **ctx);
+bool dpc_sim_defers_local(const dpc_sim_t *sim);
 
 dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_args_t *args,
                          uint64_t timeout_ns, dpc_status_t *status, char **errmsg,

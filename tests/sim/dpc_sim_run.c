@@ -43,6 +43,10 @@ dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_
                                   .timeout_ns = timeout_ns, .mem = DPC_MEM_HOST};
         prm.dev_ops = dpc_sim_device(sim, r, &prm.dev_ctx);
         prm.user_reduce = dpc_sim_user_reduce(sim, &prm.user_ctx);
+        if (dpc_sim_defers_local(sim)) {
+            prm.defer_local = true;
+            prm.local_slice_bytes = 4096;
+        }
         dpc_status_t st = dpc_sched_create(&prm, &sc[r]);
         if (st == DPC_OK)
             st = algo->build(&args[r], sc[r]);
@@ -74,6 +78,8 @@ dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_
             if (status[r] != DPC_INPROGRESS) {
                 running--;
                 changed++;
+            } else if (dpc_sched_has_local_work(sc[r])) {
+                changed++;   /* (slices of local work left: the next test goes on) */
             }
         }
         if (observer)

@@ -1,0 +1,184 @@
+/*
+ * All-to-all with per-rank counts (alltoallv), direct (one-sided) for the
+ * pairs with a large block: a pair whose larger block, one way or the
+ * other, is beyond the mailboxes (DPC_DEFAULT_SHM_MAX bytes) reads it: each
+ * of the two exposes its send data, and the message with its descriptor
+ * carries where in it every rank's block starts (send displacements are
+ * each rank's own: the reader cannot know them otherwise); then each reads
+ * its block straight into its output, one read per peer, and the two say
+ * "done". Pairs with small blocks send them, as pairwise does, all at
+ * once. Both ranks of a pair know both of its blocks' sizes (what one
+ * sends, the other receives), so they decide alike.
+ *
+ * Why: a block beyond the mailboxes goes by UCX's rendezvous, a handshake
+ * and the receiver's kernel copy; a read is that copy alone, with the
+ * descriptor's message sent before the data are asked for (the equal-count
+ * all-to-all's direct algorithm is 1.2-1.9x pairwise at 16-64 KiB blocks on
+ * 2 ranks: docs/bench).
+ *
+ * In place the send data are the output: a copy of the blocks' span is
+ * taken first, and that copy is what the peers read or get sent.
+ *
+ * Restrictions: host memory on a transport with one-sided access.
+ * Choice: each rank knows only its own counts, so no cost the ranks would
+ * agree on ranks it against pairwise; it is taken wherever it applies
+ * (DPC_ALGO_FIRST_CHOICE), and is pairwise's equal for calls with small
+ * blocks only.
+ * Cost (this rank's blocks): per small pair alpha + b beta; per large pair
+ * 2 alpha + alpha_get + b beta; plus the own block's copy.
+ * Messages per rank: one per small block sent; per large pair a descriptor
+ * (with p offsets) and a "done".
+ */
+#include "config.h"
+#include "direct.h"
+
+#define A2AV_TAG_DATA 3u
+
+static size_t send_len(const dpc_coll_args_t *a, int i)
+{
+    return (a->in_place ? blk_count(a, i) : sblk_count(a, i)) * elsize(a);
+}
+
+static size_t send_off(const dpc_coll_args_t *a, int i)
+{
+    return (a->in_place ? blk_displ(a, i) : sblk_displ(a, i)) * elsize(a);
+}
+
+/* The pair (this rank, q) reads: the larger of its two blocks is beyond
+ * the mailboxes. */
+static bool reads_pair(const dpc_coll_args_t *a, int q)
+{
+    size_t s = send_len(a, q), rv = blk_count(a, q) * elsize(a);
+    return q != a->rank && (s > rv ? s : rv) > DPC_DEFAULT_SHM_MAX;
+}
+
+static int pairs_reading(const dpc_coll_args_t *a)
+{
+    int n = 0;
+    for (int q = 0; q < a->size; q++)
+        n += reads_pair(a, q);
+    return n;
+}
+
+/* The send blocks' span [lo, hi) (0, 0 when all are empty). */
+static void send_span(const dpc_coll_args_t *a, size_t *lo, size_t *hi)
+{
+    *lo = SIZE_MAX;
+    *hi = 0;
+    for (int i = 0; i < a->size; i++)
+        if (send_len(a, i) > 0) {
+            *lo = send_off(a, i) < *lo ? send_off(a, i) : *lo;
+            *hi = send_off(a, i) + send_len(a, i) > *hi ? send_off(a, i) + send_len(a, i) : *hi;
+        }
+    if (*hi == 0)
+        *lo = 0;
+}
+
+static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
+{
+    int p = a->size, r = a->rank;
+    size_t es = elsize(a), lo, hi;
+    char *out = a->rbuf;
+    const char *src = a->sbuf;   /* send block i at src + send_off(a, i) */
+    dpc_step_id_t ready = DPC_STEP_NONE;
+    send_span(a, &lo, &hi);
+    if (a->in_place) {
+        char *copy = dpc_sched_scratch(s, hi - lo + 1);
+        if (!copy)
+            return DPC_ERR_NOMEM;
+        if (hi > lo)
+            ready = dpc_sched_copy(s, copy, out + lo, hi - lo, DPC_NO_DEPS);
+        src = copy - lo;
+    } else if (send_len(a, r) > 0) {
+        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + send_off(a, r), send_len(a, r),
+                       DPC_NO_DEPS);
+    }
+    /* small blocks: sent, all at once */
+    for (int i = 1; i < p; i++) {
+        int to = (r + i) % p, from = (r - i + p) % p;
+        size_t sl = send_len(a, to), rl = blk_count(a, from) * es;
+        if (sl && !reads_pair(a, to))
+            dpc_sched_send(s, to, A2AV_TAG_DATA, src + send_off(a, to), sl, DPC_AFTER(ready));
+        if (rl && !reads_pair(a, from))
+            dpc_sched_recv(s, from, A2AV_TAG_DATA, out + blk_displ(a, from) * es, rl,
+                           DPC_AFTER(ready));
+    }
+    if (pairs_reading(a) == 0)
+        return DPC_OK;
+    /* large ones: read, after the descriptors, which carry where each
+     * rank's block starts in the region (the span from lo); in place not
+     * before the copy of the send data is taken out of the output */
+    bool *with = malloc(sizeof(bool) * (size_t)p);
+    uint64_t *where = malloc(sizeof(uint64_t) * (size_t)p);
+    dpc_step_id_t *reads = malloc(sizeof(dpc_step_id_t) * (size_t)p);
+    direct_t d;
+    void *bufs[1] = {(void *)(src + lo)};
+    size_t span = hi - lo;
+    dpc_status_t st = DPC_ERR_NOMEM;
+    if (with && where && reads) {
+        for (int q = 0; q < p; q++) {
+            with[q] = reads_pair(a, q);
+            where[q] = send_len(a, q) ? (uint64_t)(send_off(a, q) - lo) : 0;
+        }
+        st = direct_exchange_some(&d, s, p, r, bufs, &span, 1, with, where,
+                                  sizeof(uint64_t) * (size_t)p, ready);
+    }
+    if (st == DPC_OK) {
+        int nr = 0;
+        for (int i = 1; i < p; i++) {
+            int q = (r + i) % p;
+            size_t rl = blk_count(a, q) * es;
+            if (!with[q] || rl == 0)
+                continue;
+            /* (where q keeps our block: in q's message, known once it is here) */
+            const char *at = (const char *)direct_extra(&d, q) + sizeof(uint64_t) * (size_t)r;
+            reads[nr++] = dpc_sched_get_at(s, q, direct_desc(&d, q, 0), at, 0,
+                                           out + blk_displ(a, q) * es, rl,
+                                           DPC_AFTER(d.have[q], ready));
+        }
+        direct_finish(&d, dpc_sched_nop(s, reads, nr));
+        direct_free(&d);
+    }
+    free(with);
+    free(where);
+    free(reads);
+    return st;
+}
+
+static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    double t = 0;
+    for (int q = 0; q < a->size; q++) {
+        double b = (double)send_len(a, q);
+        if (q == a->rank)
+            continue;
+        t += reads_pair(a, q) ? 2 * c->alpha + c->alpha_get + b * c->beta
+                              : (b > 0 ? c->alpha + b * c->beta : 0);
+    }
+    return t + own_copy_cost(a, (double)send_len(a, a->rank), c);
+}
+
+static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+{
+    uint64_t t = 0;
+    for (int q = 0; q < a->size; q++)
+        if (q != r)
+            t += reads_pair(a, q) ? DPC_REGION_DESC_MAX + sizeof(uint64_t) * (uint64_t)a->size
+                                  : send_len(a, q);
+    return t;
+}
+
+static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
+{
+    uint64_t t = 0;
+    for (int q = 0; q < a->size; q++)
+        if (q != r)
+            t += reads_pair(a, q) ? 2 : send_len(a, q) > 0;
+    return t;
+}
+
+const dpc_algo_t dpc_algo_alltoallv_direct = {
+    .name = "direct", .coll = DPC_ALLTOALLV,
+    .flags = DPC_ALGO_ONE_SIDED | DPC_ALGO_FIRST_CHOICE,
+    .build = build, .cost = cost, .bytes_sent = bytes_sent, .msgs_sent = msgs_sent,
+};
