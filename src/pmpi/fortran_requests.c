@@ -145,22 +145,27 @@ DPCOLL_API void mpi_testany_f08_(fint *count, fint *requests, fint *index, fint 
     done(ierror, rc);
 }
 
-DPCOLL_API void mpi_waitsome_f08_(fint *incount, fint *requests, fint *outcount, fint *indices,
-                                  MPI_F08_status *statuses, fint *ierror)
+/* MPI_Waitsome or MPI_Testsome (one signature) */
+static void some(int (*fn)(int, MPI_Request[], int *, int[], MPI_Status[]), fint *incount,
+                 fint *requests, fint *outcount, fint *indices, MPI_F08_status *statuses,
+                 fint *ierror)
 {
-    int rc = MPI_Waitsome(*incount, reqs(requests), outcount, indices, statuses_of(statuses));
+    int rc = fn(*incount, reqs(requests), outcount, indices, statuses_of(statuses));
     if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
         from_1(indices, *outcount);
     done(ierror, rc);
 }
 
+DPCOLL_API void mpi_waitsome_f08_(fint *incount, fint *requests, fint *outcount, fint *indices,
+                                  MPI_F08_status *statuses, fint *ierror)
+{
+    some(MPI_Waitsome, incount, requests, outcount, indices, statuses, ierror);
+}
+
 DPCOLL_API void mpi_testsome_f08_(fint *incount, fint *requests, fint *outcount, fint *indices,
                                   MPI_F08_status *statuses, fint *ierror)
 {
-    int rc = MPI_Testsome(*incount, reqs(requests), outcount, indices, statuses_of(statuses));
-    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
-        from_1(indices, *outcount);
-    done(ierror, rc);
+    some(MPI_Testsome, incount, requests, outcount, indices, statuses, ierror);
 }
 
 DPCOLL_API void mpi_request_get_status_f08_(fint *request, fint *flag, MPI_F08_status *status,
