@@ -34,21 +34,11 @@
 
 #define A2AV_TAG_DATA 3u
 
-static size_t send_len(const dpc_coll_args_t *a, int i)
-{
-    return (a->in_place ? blk_count(a, i) : sblk_count(a, i)) * elsize(a);
-}
-
-static size_t send_off(const dpc_coll_args_t *a, int i)
-{
-    return (a->in_place ? blk_displ(a, i) : sblk_displ(a, i)) * elsize(a);
-}
-
 /* The pair (this rank, q) reads: the larger of its two blocks is beyond
  * the mailboxes. */
 static bool reads_pair(const dpc_coll_args_t *a, int q)
 {
-    size_t s = send_len(a, q), rv = blk_count(a, q) * elsize(a);
+    size_t s = a2a_send_len(a, q), rv = blk_count(a, q) * elsize(a);
     return q != a->rank && (s > rv ? s : rv) > DPC_DEFAULT_SHM_MAX;
 }
 
@@ -60,45 +50,26 @@ static int pairs_reading(const dpc_coll_args_t *a)
     return n;
 }
 
-/* The send blocks' span [lo, hi) (0, 0 when all are empty). */
-static void send_span(const dpc_coll_args_t *a, size_t *lo, size_t *hi)
-{
-    *lo = SIZE_MAX;
-    *hi = 0;
-    for (int i = 0; i < a->size; i++)
-        if (send_len(a, i) > 0) {
-            *lo = send_off(a, i) < *lo ? send_off(a, i) : *lo;
-            *hi = send_off(a, i) + send_len(a, i) > *hi ? send_off(a, i) + send_len(a, i) : *hi;
-        }
-    if (*hi == 0)
-        *lo = 0;
-}
-
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
     size_t es = elsize(a), lo, hi;
     char *out = a->rbuf;
-    const char *src = a->sbuf;   /* send block i at src + send_off(a, i) */
-    dpc_step_id_t ready = DPC_STEP_NONE;
-    send_span(a, &lo, &hi);
-    if (a->in_place) {
-        char *copy = dpc_sched_scratch(s, hi - lo + 1);
-        if (!copy)
-            return DPC_ERR_NOMEM;
-        if (hi > lo)
-            ready = dpc_sched_copy(s, copy, out + lo, hi - lo, DPC_NO_DEPS);
-        src = copy - lo;
-    } else if (send_len(a, r) > 0) {
-        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + send_off(a, r), send_len(a, r),
-                       DPC_NO_DEPS);
+    const char *src;   /* send block i at src + a2a_send_off(a, i) */
+    dpc_step_id_t ready;
+    if (a2a_send_data(a, s, &src, &lo, &hi, &ready) != DPC_OK)
+        return DPC_ERR_NOMEM;
+    if (!a->in_place && a2a_send_len(a, r) > 0) {
+        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + a2a_send_off(a, r),
+                       a2a_send_len(a, r), DPC_NO_DEPS);
     }
     /* small blocks: sent, all at once */
     for (int i = 1; i < p; i++) {
         int to = (r + i) % p, from = (r - i + p) % p;
-        size_t sl = send_len(a, to), rl = blk_count(a, from) * es;
+        size_t sl = a2a_send_len(a, to), rl = blk_count(a, from) * es;
         if (sl && !reads_pair(a, to))
-            dpc_sched_send(s, to, A2AV_TAG_DATA, src + send_off(a, to), sl, DPC_AFTER(ready));
+            dpc_sched_send(s, to, A2AV_TAG_DATA, src + a2a_send_off(a, to), sl,
+                           DPC_AFTER(ready));
         if (rl && !reads_pair(a, from))
             dpc_sched_recv(s, from, A2AV_TAG_DATA, out + blk_displ(a, from) * es, rl,
                            DPC_AFTER(ready));
@@ -118,7 +89,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     if (with && where && reads) {
         for (int q = 0; q < p; q++) {
             with[q] = reads_pair(a, q);
-            where[q] = send_len(a, q) ? (uint64_t)(send_off(a, q) - lo) : 0;
+            where[q] = a2a_send_len(a, q) ? (uint64_t)(a2a_send_off(a, q) - lo) : 0;
         }
         st = direct_exchange_some(&d, s, p, r, bufs, &span, 1, with, where,
                                   sizeof(uint64_t) * (size_t)p, ready);
@@ -149,13 +120,13 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double t = 0;
     for (int q = 0; q < a->size; q++) {
-        double b = (double)send_len(a, q);
+        double b = (double)a2a_send_len(a, q);
         if (q == a->rank)
             continue;
         t += reads_pair(a, q) ? 2 * c->alpha + c->alpha_get + b * c->beta
                               : (b > 0 ? c->alpha + b * c->beta : 0);
     }
-    return t + own_copy_cost(a, (double)send_len(a, a->rank), c);
+    return t + own_copy_cost(a, (double)a2a_send_len(a, a->rank), c);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
@@ -164,7 +135,7 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
     for (int q = 0; q < a->size; q++)
         if (q != r)
             t += reads_pair(a, q) ? DPC_REGION_DESC_MAX + sizeof(uint64_t) * (uint64_t)a->size
-                                  : send_len(a, q);
+                                  : a2a_send_len(a, q);
     return t;
 }
 
@@ -173,7 +144,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
     uint64_t t = 0;
     for (int q = 0; q < a->size; q++)
         if (q != r)
-            t += reads_pair(a, q) ? 2 : send_len(a, q) > 0;
+            t += reads_pair(a, q) ? 2 : a2a_send_len(a, q) > 0;
     return t;
 }
 

@@ -91,6 +91,52 @@ static inline double own_copy_cost(const dpc_coll_args_t *a, double average_byte
     return a->in_place ? 0 : average_bytes * c->beta;
 }
 
+/* All-to-all(v): the bytes and offset of the block for rank i in the send
+ * data; in place (MPI_IN_PLACE) the send layout is the receive layout. */
+static inline size_t a2a_send_len(const dpc_coll_args_t *a, int i)
+{
+    return (a->in_place ? blk_count(a, i) : sblk_count(a, i)) * elsize(a);
+}
+
+static inline size_t a2a_send_off(const dpc_coll_args_t *a, int i)
+{
+    return (a->in_place ? blk_displ(a, i) : sblk_displ(a, i)) * elsize(a);
+}
+
+/* All-to-all(v): where the send data are read from, block i at
+ * *src + a2a_send_off(a, i), and the span [*lo, *hi) of its blocks (0, 0
+ * when all are empty: nothing outside it may be read; rbuf itself may lie
+ * before the first block's memory, as a staged call's host copy starts at
+ * its span). In place that is a copy of the span taken out of rbuf first
+ * (*ready: done once it is; the output may be written after), else sbuf. */
+static inline dpc_status_t a2a_send_data(const dpc_coll_args_t *a, dpc_sched_t *s,
+                                         const char **src, size_t *lo, size_t *hi,
+                                         dpc_step_id_t *ready)
+{
+    *lo = SIZE_MAX;
+    *hi = 0;
+    for (int i = 0; i < a->size; i++) {
+        size_t len = a2a_send_len(a, i), off = a2a_send_off(a, i);
+        if (len > 0) {
+            *lo = off < *lo ? off : *lo;
+            *hi = off + len > *hi ? off + len : *hi;
+        }
+    }
+    if (*hi == 0)
+        *lo = 0;
+    *src = a->sbuf;
+    *ready = DPC_STEP_NONE;
+    if (!a->in_place)
+        return DPC_OK;
+    char *copy = dpc_sched_scratch(s, *hi - *lo + 1);
+    if (!copy)
+        return DPC_ERR_NOMEM;
+    if (*hi > *lo)
+        *ready = dpc_sched_copy(s, copy, (const char *)a->rbuf + *lo, *hi - *lo, DPC_NO_DEPS);
+    *src = copy - *lo;   /* (the send offsets as in rbuf) */
+    return DPC_OK;
+}
+
 /* Segments of one block, for the cost model. */
 static inline double seg_count(size_t bytes, size_t seg)
 {
