@@ -573,23 +573,37 @@ static bool issue_step(dpc_sched_t *s, int id)
     dpc_status_t rc;
     switch (st->kind) {
     case STEP_SEND:
-        rc = tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem, xfer_done, st,
-                            &st->xfer);
-        if (rc == DPC_OK) {
+        /* (done within the call where the transport can: see send_now) */
+        rc = tp->ops->send_now ? tp->ops->send_now(tp, st->peer, tag, st->a, st->count, s->prm.mem)
+                               : DPC_INPROGRESS;
+        if (rc == DPC_INPROGRESS &&
+            (rc = tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem, xfer_done, st,
+                                 &st->xfer)) == DPC_OK) {
             st->state = ST_ISSUED;
             s->inflight++;
+        }
+        if (rc == DPC_OK) {
             s->stats.sends++;
             s->stats.bytes_sent += st->count;
+            if (st->state != ST_ISSUED)
+                complete_step(s, st);
         }
         break;
     case STEP_RECV:
-        rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done, st,
-                            &st->xfer);
-        if (rc == DPC_OK) {
+        rc = tp->ops->recv_now ? tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count,
+                                                   s->prm.mem)
+                               : DPC_INPROGRESS;
+        if (rc == DPC_INPROGRESS &&
+            (rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done, st,
+                                 &st->xfer)) == DPC_OK) {
             st->state = ST_ISSUED;
             s->inflight++;
+        }
+        if (rc == DPC_OK) {
             s->stats.recvs++;
             s->stats.bytes_recvd += st->count;
+            if (st->state != ST_ISSUED)
+                complete_step(s, st);
         }
         break;
     case STEP_EXPOSE:

@@ -72,6 +72,19 @@ typedef struct dpc_transport_ops {
      * settled leaves its peers independent of this process's progress
      * (dpc_sched_settled). NULL: never. */
     bool (*settled)(dpc_transport_t *tp, const dpc_xfer_t *xfer);
+    /* Optional: a send or receive finished within the call, where the
+     * transport can do that cheaply (a small message copied into the
+     * peer's mailbox; one already waiting for us copied out of it). They
+     * return DPC_OK when done (buf free again, or holding the message), an
+     * error as isend/irecv's callback would report it, or DPC_INPROGRESS
+     * when they did nothing: then isend/irecv as usual. No callback, no
+     * xfer. For a small collective the xfer's round trip through the
+     * transport's completion queue cost more than the message itself.
+     * NULL: never. */
+    dpc_status_t (*send_now)(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
+                             size_t len, dpc_memtype_t mem);
+    dpc_status_t (*recv_now)(dpc_transport_t *tp, int peer, uint64_t tag, void *buf, size_t len,
+                             dpc_memtype_t mem);
 } dpc_transport_ops_t;
 
 /* Bytes of a region descriptor as expose() writes it and peers receive it. */

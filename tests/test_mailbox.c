@@ -199,6 +199,85 @@ START_TEST(test_cancel_and_large)
 }
 END_TEST
 
+/* send_now and recv_now finish within the call or do nothing: a send
+ * behind others still waiting for room waits too (order), a receive takes
+ * only its own record (from the ring's head or from those kept aside),
+ * a record too long for the receive is an error, and a large message is
+ * never theirs. */
+START_TEST(test_now)
+{
+    setup();
+    int one = 1, two = 2, three = 3, got = 0;
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 20, &one, sizeof(int), DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 21, &two, sizeof(int), DPC_MEM_HOST), DPC_OK);
+    /* 21 is behind 20 in the ring: not taken now, and 20 stays where it is */
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 21, &got, sizeof(int), DPC_MEM_HOST),
+                     DPC_INPROGRESS);
+    ck_assert_int_eq(got, 0);
+    /* a receive posted for 21 moves 20 aside; recv_now then finds it there */
+    done_t r = {0};
+    recv(21, &got, sizeof(int), &r);
+    drive(&r, 1);
+    ck_assert_int_eq(got, 2);
+    got = 0;
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 20, &got, sizeof(int), DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(got, 1);
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 20, &got, sizeof(int), DPC_MEM_HOST),
+                     DPC_INPROGRESS);                 /* taken once */
+    /* at the head of the ring */
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 22, &three, sizeof(int), DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 22, &got, sizeof(int), DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(got, 3);
+    /* longer than the receive: an error, and the record is used up */
+    long long wide = 0x1122334455667788LL;
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 23, &wide, sizeof(wide), DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 23, &got, sizeof(int), DPC_MEM_HOST),
+                     DPC_ERR_TRUNCATE);
+    uint64_t tag;
+    const void *data;
+    size_t len;
+    ck_assert(!dpc_shm_peek(shm, 0, &tag, &data, &len));
+    /* large: by UCX, never now */
+    enum { BIG = 100000 };
+    char *big = calloc(1, BIG);
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 24, big, BIG, DPC_MEM_HOST), DPC_INPROGRESS);
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 24, big, BIG, DPC_MEM_HOST), DPC_INPROGRESS);
+    free(big);
+    /* a full ring: the send waits in order, and send_now does not pass it */
+    enum { LEN = 8000 };
+    int N = (int)(dpc_shm_ring_bytes(1) / LEN) + 2;
+    char (*out)[LEN] = calloc((size_t)N, LEN), (*in)[LEN] = calloc((size_t)N, LEN);
+    done_t *s = calloc((size_t)N, sizeof(*s)), *rr = calloc((size_t)N, sizeof(*rr));
+    ck_assert(out && in && s && rr);
+    for (int k = 0; k < N; k++) {
+        memset(out[k], 'a' + k % 26, LEN);
+        send(30 + (uint64_t)k, out[k], LEN, &s[k]);
+    }
+    ck_assert_int_eq(s[N - 1].calls, 0);            /* waiting for room */
+    /* room again, taken straight from the ring, the waiting sends not yet
+     * moved: a send now would pass them */
+    ck_assert(dpc_shm_peek(shm, 0, &tag, &data, &len));
+    ck_assert_int_eq(len, LEN);
+    memcpy(in[0], data, LEN);
+    dpc_shm_pop(shm, 0);
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 29, &one, sizeof(int), DPC_MEM_HOST),
+                     DPC_INPROGRESS);
+    rr[0].calls = 1;
+    for (int k = 1; k < N; k++)
+        recv(30 + (uint64_t)k, in[k], LEN, &rr[k]);
+    drive(rr, N);
+    drive(s, N);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(in[k][0] == 'a' + k % 26 && in[k][LEN - 1] == 'a' + k % 26,
+                      "message %d out of order or damaged", k);
+    free(out);
+    free(in);
+    free(s);
+    free(rr);
+    teardown();
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("mailbox");
@@ -208,6 +287,7 @@ int main(void)
     tcase_add_test(tc, test_match_order);
     tcase_add_test(tc, test_full_ring);
     tcase_add_test(tc, test_cancel_and_large);
+    tcase_add_test(tc, test_now);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

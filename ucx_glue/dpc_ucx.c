@@ -396,16 +396,9 @@ static dpc_status_t mailbox_isend(dpc_ucx_t *ux, int proc, uint64_t tag, const v
     return DPC_OK;
 }
 
-static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *buf, size_t len,
-                                  dpc_xfer_cb_t cb, void *arg, dpc_xfer_t **xfer_p)
+/* The record kept aside for tag from process proc, taken off its list. */
+static shm_early_t *early_take(shm_peer_t *pp, uint64_t tag)
 {
-    struct dpc_xfer *x = xfer_get(ux);
-    if (!x)
-        return DPC_ERR_NOMEM;
-    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .mailbox = true, .proc = proc, .tag = tag,
-                           .buf = buf, .len = len};
-    *xfer_p = x;
-    shm_peer_t *pp = &ux->shm_peers[proc];
     shm_early_t *prev = NULL;
     for (shm_early_t *e = pp->early; e; prev = e, e = e->next) {
         if (e->tag != tag)
@@ -417,6 +410,23 @@ static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *b
         if (pp->early_tail == e)
             pp->early_tail = prev;
         pp->early_bytes -= e->len;
+        return e;
+    }
+    return NULL;
+}
+
+static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *buf, size_t len,
+                                  dpc_xfer_cb_t cb, void *arg, dpc_xfer_t **xfer_p)
+{
+    struct dpc_xfer *x = xfer_get(ux);
+    if (!x)
+        return DPC_ERR_NOMEM;
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .mailbox = true, .proc = proc, .tag = tag,
+                           .buf = buf, .len = len};
+    *xfer_p = x;
+    shm_peer_t *pp = &ux->shm_peers[proc];
+    shm_early_t *e = early_take(pp, tag);
+    if (e) {
         mailbox_deliver(ux, x, e->data, e->len);
         early_put(ux, e);
         return DPC_OK;
@@ -474,6 +484,56 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
         ucp_track(ux, x, r);
     *xfer_p = x;
     return DPC_OK;
+}
+
+/* A small message straight into the peer's ring, when it has room and no
+ * earlier message of ours waits for some (they go in order). */
+static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
+                                 size_t len, dpc_memtype_t mem)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    dpc_ucx_t *ux = g->ux;
+    if (peer < 0 || peer >= tp->size || !by_mailbox(ux, len, mem))
+        return DPC_INPROGRESS;
+    int proc = g->world[peer];
+    if (ux->shm_peers[proc].waiting)
+        return DPC_INPROGRESS;
+    int rc = dpc_shm_put(ux->shm, proc, tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT), buf, len);
+    if (rc < 0)
+        return DPC_INPROGRESS;
+    if (rc == 1)
+        ring_bell(ux, proc);
+    return DPC_OK;
+}
+
+/* A small message already here: kept aside earlier, or first in the
+ * peer's ring (a record there for another receive is left to
+ * mailbox_drain, which knows the receives posted). */
+static dpc_status_t grp_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
+                                 size_t len, dpc_memtype_t mem)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    dpc_ucx_t *ux = g->ux;
+    if (peer < 0 || peer >= tp->size || !by_mailbox(ux, len, mem))
+        return DPC_INPROGRESS;
+    int proc = g->world[peer];
+    uint64_t t = tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT), got;
+    const void *data;
+    size_t n;
+    shm_early_t *e = early_take(&ux->shm_peers[proc], t);
+    if (e) {
+        data = e->data;
+        n = e->len;
+    } else if (!dpc_shm_peek(ux->shm, proc, &got, &data, &n) || got != t) {
+        return DPC_INPROGRESS;
+    }
+    if (n)
+        memcpy(buf, data, n < len ? n : len);
+    if (e)
+        early_put(ux, e);
+    else
+        dpc_shm_pop(ux->shm, proc);
+    return n > len ? DPC_ERR_TRUNCATE : DPC_OK;
 }
 
 static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
@@ -728,11 +788,13 @@ static bool grp_settled(dpc_transport_t *tp, const dpc_xfer_t *x)
 static const dpc_transport_ops_t grp_ops = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
     .now_ns = grp_now, .idle_wait = grp_idle_wait, .settled = grp_settled,
+    .send_now = grp_send_now, .recv_now = grp_recv_now,
 };
 /* the same, with one-sided reads: for groups when cross-memory attach works */
 static const dpc_transport_ops_t grp_ops_cma = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
     .now_ns = grp_now, .idle_wait = grp_idle_wait, .settled = grp_settled,
+    .send_now = grp_send_now, .recv_now = grp_recv_now,
     .expose = grp_expose, .unexpose = grp_unexpose, .import = grp_import,
     .unimport = grp_unimport, .iget = grp_iget, .iput = grp_iput,
 };
