@@ -889,6 +889,8 @@ launch:
 
 static void forget_waiting(dpc_sched_t *s)
 {
+    if (!s->waiting)
+        return;     /* (every replay comes here: most never waited long) */
     free(s->waiting);
     s->waiting = NULL;
     s->nwaiting = 0;
