@@ -25,7 +25,16 @@
 
 typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPOSE,
                STEP_GET, STEP_PUT, STEP_DCOPY, STEP_DREDUCE } step_kind_t;
-typedef enum { ST_WAITING, ST_ISSUED, ST_DONE } step_state_t;
+/* ST_POLLED: a receive kept by the schedule, not yet posted (poll_recvs) */
+typedef enum { ST_WAITING, ST_ISSUED, ST_POLLED, ST_DONE } step_state_t;
+
+/* Polled receives (params.poll_recvs): at most this many at once (more are
+ * posted), and posted after this many tests without their messages. A
+ * message can sit behind another in its sender's ring that only a posted
+ * receive moves aside (one of this schedule's own, not ready yet); and a
+ * long wait gains nothing from polling (it sleeps). */
+#define SCHED_POLL_MAX 8
+#define SCHED_POLL_TESTS 64
 /* S_REARMED: a finished schedule reset for another run of the same steps
  * (dpc_sched_replay): start() skips the successor table it already has. */
 typedef enum { S_BUILDING, S_RUNNING, S_DONE, S_FAILED, S_REARMED } sched_state_t;
@@ -93,6 +102,9 @@ struct dpc_sched {
     struct { int peer; bool sending; } *waiting;   /* steps in flight at failure: their
                                                      * peers, and whether a send (or put) */
     int nwaiting;
+    int32_t polled[SCHED_POLL_MAX];   /* steps in ST_POLLED */
+    int npolled;
+    unsigned poll_tests;     /* tests since start that polled */
     dpc_sched_stats_t stats;
 };
 
@@ -593,6 +605,12 @@ static bool issue_step(dpc_sched_t *s, int id)
         rc = tp->ops->recv_now ? tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count,
                                                    s->prm.mem)
                                : DPC_INPROGRESS;
+        if (rc == DPC_INPROGRESS && s->prm.poll_recvs && tp->ops->recv_now &&
+            s->npolled < SCHED_POLL_MAX && s->poll_tests < SCHED_POLL_TESTS) {
+            st->state = ST_POLLED;
+            s->polled[s->npolled++] = id;
+            return true;
+        }
         if (rc == DPC_INPROGRESS &&
             (rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done, st,
                                  &st->xfer)) == DPC_OK) {
@@ -875,6 +893,8 @@ launch:
     s->state = S_RUNNING;
     s->clock_read = false;   /* read at the first timeout check (most never get there) */
     s->ntests = 0;
+    s->npolled = 0;
+    s->poll_tests = 0;
     /* transfers first, then local work: a peer's data is on its way (and
      * a send's copy into a mailbox done) while our copies run */
     issue_transfers(s);
@@ -896,14 +916,20 @@ static void forget_waiting(dpc_sched_t *s)
     s->nwaiting = 0;
 }
 
+/* A transfer under way with a peer: issued, or a receive being polled. */
+static bool waits_on_peer(const step_t *st)
+{
+    return (st->state == ST_ISSUED || st->state == ST_POLLED) && st->peer >= 0;
+}
+
 static void record_waiting(dpc_sched_t *s)
 {
     forget_waiting(s);
-    s->waiting = malloc(sizeof(*s->waiting) * (size_t)(s->inflight ? s->inflight : 1));
+    s->waiting = malloc(sizeof(*s->waiting) * (size_t)(s->inflight + s->npolled + 1));
     if (!s->waiting)
         return;
     for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0) {
+        if (waits_on_peer(&s->steps[i])) {
             s->waiting[s->nwaiting].peer = s->steps[i].peer;
             s->waiting[s->nwaiting++].sending =
                 s->steps[i].kind == STEP_SEND || s->steps[i].kind == STEP_PUT;
@@ -928,6 +954,46 @@ static dpc_status_t fail(dpc_sched_t *s)
     return s->status;
 }
 
+/* The polled receives tried again: done when their messages are here;
+ * posted to the transport as any other once SCHED_POLL_TESTS tests have
+ * polled. (No xfer, no callback, no completion queue: a small blocking
+ * collective's receive ends in the test that sees its message.) */
+static void poll_recvs(dpc_sched_t *s)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    bool post = ++s->poll_tests >= SCHED_POLL_TESTS;
+    int keep = 0;
+    for (int k = 0; k < s->npolled; k++) {
+        int id = s->polled[k];
+        step_t *st = &s->steps[id];
+        if (s->status != DPC_OK) {
+            s->polled[keep++] = id;   /* failed: left as they are (not in flight) */
+            continue;
+        }
+        uint64_t tag = s->prm.tag_base | st->tag;
+        dpc_status_t rc = tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count, s->prm.mem);
+        if (rc == DPC_INPROGRESS && !post) {
+            s->polled[keep++] = id;
+            continue;
+        }
+        if (rc == DPC_INPROGRESS &&
+            (rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done,
+                                 st, &st->xfer)) == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+        }
+        if (rc != DPC_OK) {
+            set_error(s, rc, id);
+            continue;
+        }
+        s->stats.recvs++;
+        s->stats.bytes_recvd += st->count;
+        if (st->state == ST_POLLED)
+            complete_step(s, st);
+    }
+    s->npolled = keep;
+}
+
 static dpc_status_t test(dpc_sched_t *s, bool transport, bool hold_user)
 {
     if (s->state == S_DONE)
@@ -937,6 +1003,8 @@ static dpc_status_t test(dpc_sched_t *s, bool transport, bool hold_user)
     if (s->state != S_RUNNING)
         return DPC_ERR_STATE;
     dpc_transport_t *tp = s->prm.tp;
+    if (s->npolled)
+        poll_recvs(s);
     run_ready(s, hold_user);
     if (s->status == DPC_OK && s->ndone < s->nsteps) {
         if (transport)
@@ -1187,7 +1255,7 @@ int dpc_sched_waiting_peers(const dpc_sched_t *s, int *peers, int max)
     }
     int n = 0;
     for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].state == ST_ISSUED && s->steps[i].peer >= 0) {
+        if (waits_on_peer(&s->steps[i])) {
             if (n < max)
                 peers[n] = s->steps[i].peer;
             n++;

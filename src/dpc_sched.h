@@ -96,6 +96,13 @@ typedef struct dpc_sched_params {
                                      reductions wait for test() (a nonblocking
                                      call returns at once; a progress thread
                                      does that work) */
+    bool poll_recvs;              /* a small receive whose message is not here
+                                     yet stays with the schedule, tried again
+                                     (recv_now) at each test(), instead of being
+                                     posted to the transport and reported back
+                                     through its completion queue: for a call
+                                     whose own thread tests it in a loop (a
+                                     blocking call) */
     size_t local_slice_bytes;     /* 0, or: each test() does at most this much
                                      of a copy or reduction (then returns, so a
                                      caller holding a lock lets go soon) */

@@ -586,6 +586,7 @@ int dpc_op_start(dpc_req_t *op)
         .user_reduce = dpc_op_is_user(a->op) ? dpc_user_op_apply : NULL,
         .user_ctx = &j->user,
         .defer_local = op->mode != DPC_BLOCKING,
+        .poll_recvs = op->mode == DPC_BLOCKING,
         /* nonblocking: copies and reductions in slices, so the lock the
          * progress thread holds while it works is free again within tens
          * of microseconds for the program's own calls */

@@ -43,9 +43,13 @@ dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_
                                   .timeout_ns = timeout_ns, .mem = DPC_MEM_HOST};
         prm.dev_ops = dpc_sim_device(sim, r, &prm.dev_ctx);
         prm.user_reduce = dpc_sim_user_reduce(sim, &prm.user_ctx);
+        /* as the library runs them: a nonblocking call's defers its local
+         * work, a blocking call's polls its receives */
         if (dpc_sim_defers_local(sim)) {
             prm.defer_local = true;
             prm.local_slice_bytes = 4096;
+        } else {
+            prm.poll_recvs = true;
         }
         dpc_status_t st = dpc_sched_create(&prm, &sc[r]);
         if (st == DPC_OK)
