@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "dpc_sched.h"
 #include "dpc_shm.h"
 #include "dpc_ucx.h"
 
@@ -278,6 +279,37 @@ START_TEST(test_now)
 }
 END_TEST
 
+/* A blocking call's polled receive (params.poll_recvs) whose message sits
+ * behind another in the ring, for a receive of the same schedule that
+ * waits for it: polling alone never gets past the first record, so the
+ * polled receive must be posted in the end, and the record in its way
+ * moves aside for the second receive to find. */
+START_TEST(test_polled_behind_another)
+{
+    setup();
+    dpc_sched_params_t prm = {.tp = tp, .tag_base = UINT64_C(1) << DPC_STEP_TAG_BITS,
+                              .timeout_ns = 2000000000u, .mem = DPC_MEM_HOST,
+                              .poll_recvs = true};
+    dpc_sched_t *sc;
+    ck_assert_int_eq(dpc_sched_create(&prm, &sc), DPC_OK);
+    int one = 1, two = 2, got1 = 0, got2 = 0;
+    dpc_step_id_t s1 = dpc_sched_send(sc, 0, 1, &one, sizeof(int), DPC_NO_DEPS);
+    dpc_sched_send(sc, 0, 2, &two, sizeof(int), DPC_AFTER(s1));       /* behind tag 1 */
+    dpc_step_id_t r2 = dpc_sched_recv(sc, 0, 2, &got2, sizeof(int), DPC_NO_DEPS);
+    dpc_sched_recv(sc, 0, 1, &got1, sizeof(int), DPC_AFTER(r2));       /* only after it */
+    dpc_status_t st = dpc_sched_start(sc);
+    while (st == DPC_OK || st == DPC_INPROGRESS) {
+        if ((st = dpc_sched_test(sc)) == DPC_OK)
+            break;
+    }
+    ck_assert_msg(st == DPC_OK, "the schedule ended with %s", dpc_status_str(st));
+    ck_assert_int_eq(got1, 1);
+    ck_assert_int_eq(got2, 2);
+    dpc_sched_destroy(sc);
+    teardown();
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("mailbox");
@@ -288,6 +320,7 @@ int main(void)
     tcase_add_test(tc, test_full_ring);
     tcase_add_test(tc, test_cancel_and_large);
     tcase_add_test(tc, test_now);
+    tcase_add_test(tc, test_polled_behind_another);
     suite_add_tcase(su, tc);
     return check_run(su);
 }
