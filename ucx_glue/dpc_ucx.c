@@ -486,17 +486,24 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     return DPC_OK;
 }
 
+/* The process of group rank peer, when a message of len bytes to or from
+ * it goes by mailbox; -1 when not. */
+static int mailbox_proc(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem)
+{
+    group_tp_t *g = (group_tp_t *)tp;
+    if (peer < 0 || peer >= tp->size || !by_mailbox(g->ux, len, mem))
+        return -1;
+    return g->world[peer];
+}
+
 /* A small message straight into the peer's ring, when it has room and no
  * earlier message of ours waits for some (they go in order). */
 static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
                                  size_t len, dpc_memtype_t mem)
 {
-    group_tp_t *g = (group_tp_t *)tp;
-    dpc_ucx_t *ux = g->ux;
-    if (peer < 0 || peer >= tp->size || !by_mailbox(ux, len, mem))
-        return DPC_INPROGRESS;
-    int proc = g->world[peer];
-    if (ux->shm_peers[proc].waiting)
+    dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
+    int proc = mailbox_proc(tp, peer, len, mem);
+    if (proc < 0 || ux->shm_peers[proc].waiting)
         return DPC_INPROGRESS;
     int rc = dpc_shm_put(ux->shm, proc, tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT), buf, len);
     if (rc < 0)
@@ -512,11 +519,10 @@ static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, co
 static dpc_status_t grp_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
                                  size_t len, dpc_memtype_t mem)
 {
-    group_tp_t *g = (group_tp_t *)tp;
-    dpc_ucx_t *ux = g->ux;
-    if (peer < 0 || peer >= tp->size || !by_mailbox(ux, len, mem))
+    dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
+    int proc = mailbox_proc(tp, peer, len, mem);
+    if (proc < 0)
         return DPC_INPROGRESS;
-    int proc = g->world[peer];
     uint64_t t = tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT), got;
     const void *data;
     size_t n;
