@@ -575,6 +575,32 @@ static void release_regions(dpc_sched_t *s)
     s->nimports = s->nexposed = 0;
 }
 
+/* A send or receive after its send_now/recv_now attempt (rc): handed to
+ * isend/irecv when that did nothing; counted, and completed at once when
+ * it finished within the call. Returns its status. */
+static dpc_status_t issue_message(dpc_sched_t *s, step_t *st, uint64_t tag, dpc_status_t rc)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    bool send = st->kind == STEP_SEND;
+    if (rc == DPC_INPROGRESS) {
+        rc = send ? tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem, xfer_done,
+                                   st, &st->xfer)
+                  : tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done,
+                                   st, &st->xfer);
+        if (rc == DPC_OK) {
+            st->state = ST_ISSUED;
+            s->inflight++;
+        }
+    }
+    if (rc != DPC_OK)
+        return rc;
+    *(send ? &s->stats.sends : &s->stats.recvs) += 1;
+    *(send ? &s->stats.bytes_sent : &s->stats.bytes_recvd) += st->count;
+    if (st->state != ST_ISSUED)
+        complete_step(s, st);
+    return DPC_OK;
+}
+
 /* Issues a ready step; false when it is a local step with slices left
  * (it stays at the head of the ready queue). */
 static bool issue_step(dpc_sched_t *s, int id)
@@ -588,18 +614,7 @@ static bool issue_step(dpc_sched_t *s, int id)
         /* (done within the call where the transport can: see send_now) */
         rc = tp->ops->send_now ? tp->ops->send_now(tp, st->peer, tag, st->a, st->count, s->prm.mem)
                                : DPC_INPROGRESS;
-        if (rc == DPC_INPROGRESS &&
-            (rc = tp->ops->isend(tp, st->peer, tag, st->a, st->count, s->prm.mem, xfer_done, st,
-                                 &st->xfer)) == DPC_OK) {
-            st->state = ST_ISSUED;
-            s->inflight++;
-        }
-        if (rc == DPC_OK) {
-            s->stats.sends++;
-            s->stats.bytes_sent += st->count;
-            if (st->state != ST_ISSUED)
-                complete_step(s, st);
-        }
+        rc = issue_message(s, st, tag, rc);
         break;
     case STEP_RECV:
         rc = tp->ops->recv_now ? tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count,
@@ -611,18 +626,7 @@ static bool issue_step(dpc_sched_t *s, int id)
             s->polled[s->npolled++] = id;
             return true;
         }
-        if (rc == DPC_INPROGRESS &&
-            (rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done, st,
-                                 &st->xfer)) == DPC_OK) {
-            st->state = ST_ISSUED;
-            s->inflight++;
-        }
-        if (rc == DPC_OK) {
-            s->stats.recvs++;
-            s->stats.bytes_recvd += st->count;
-            if (st->state != ST_ISSUED)
-                complete_step(s, st);
-        }
+        rc = issue_message(s, st, tag, rc);
         break;
     case STEP_EXPOSE:
         rc = expose_step(s, st);
@@ -976,20 +980,8 @@ static void poll_recvs(dpc_sched_t *s)
             s->polled[keep++] = id;
             continue;
         }
-        if (rc == DPC_INPROGRESS &&
-            (rc = tp->ops->irecv(tp, st->peer, tag, st->dst, st->count, s->prm.mem, xfer_done,
-                                 st, &st->xfer)) == DPC_OK) {
-            st->state = ST_ISSUED;
-            s->inflight++;
-        }
-        if (rc != DPC_OK) {
+        if ((rc = issue_message(s, st, tag, rc)) != DPC_OK)
             set_error(s, rc, id);
-            continue;
-        }
-        s->stats.recvs++;
-        s->stats.bytes_recvd += st->count;
-        if (st->state == ST_POLLED)
-            complete_step(s, st);
     }
     s->npolled = keep;
 }

@@ -139,19 +139,26 @@ static void finish(dpc_sim_t *sim, struct dpc_xfer *x, dpc_status_t st)
     sim->events++;
 }
 
-/* Copy the send's data into the receive and complete both. */
-static void match(dpc_sim_t *sim, struct dpc_xfer *snd, struct dpc_xfer *rcv)
+/* Copy the send's data into a receive of len bytes at buf and complete
+ * the send; the receive's status returned. */
+static dpc_status_t deliver(dpc_sim_t *sim, struct dpc_xfer *snd, void *buf, size_t len)
 {
     dpc_status_t st = DPC_OK;
     /* the transport contract: a receive is posted for exactly the length of
      * its message (the UCX glue routes by length: small messages through
      * shared memory, see dpc_transport.h) */
-    if (snd->len != rcv->len)
+    if (snd->len != len)
         st = DPC_ERR_TRUNCATE;
     else if (snd->len)
-        memcpy(rcv->buf, snd->buf, snd->len);
+        memcpy(buf, snd->buf, snd->len);
     finish(sim, snd, st);
-    finish(sim, rcv, st);
+    return st;
+}
+
+/* Copy the send's data into the receive and complete both. */
+static void match(dpc_sim_t *sim, struct dpc_xfer *snd, struct dpc_xfer *rcv)
+{
+    finish(sim, rcv, deliver(sim, snd, rcv->buf, rcv->len));
 }
 
 static struct dpc_xfer *find(xlist_t *l, int peer_field_is_owner, int who, uint64_t tag)
@@ -295,11 +302,7 @@ static dpc_status_t sim_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, vo
     if (!snd)
         return DPC_INPROGRESS;
     me->nrecvs++;
-    dpc_status_t st = snd->len == len ? DPC_OK : DPC_ERR_TRUNCATE;
-    if (st == DPC_OK && len)
-        memcpy(buf, snd->buf, len);
-    finish(sim, snd, st);
-    return st;
+    return deliver(sim, snd, buf, len);
 }
 
 static int sim_progress(dpc_transport_t *tp)
