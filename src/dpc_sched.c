@@ -806,7 +806,7 @@ static int big_cmp(const void *x, const void *y)
  * may still need its transport's progress for what it sent. */
 static void add_acks(dpc_sched_t *s)
 {
-    size_t min = s->prm.tp->ack_min;
+    size_t min = s->prm.mem == DPC_MEM_HOST ? s->prm.tp->ack_min : s->prm.tp->ack_min_device;
     int n = s->nsteps, nbig = 0;
     if (!min)
         return;

@@ -102,8 +102,10 @@ struct dpc_transport {
      * progressing the transport. A schedule that sends or receives one
      * ends with an acknowledgement: each receiver tells its senders it has
      * all their messages, and a sender waits for that before it returns
-     * (dpc_sched.c, add_acks). 0: never needed. */
-    size_t ack_min;
+     * (dpc_sched.c, add_acks). 0: never needed. ack_min is for host
+     * buffers, ack_min_device for device buffers (which may go another
+     * way). */
+    size_t ack_min, ack_min_device;
 };
 
 static inline int dpc_transport_one_sided(const dpc_transport_t *tp)

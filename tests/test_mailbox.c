@@ -5,7 +5,9 @@
  * mailbox, and the matching rules are the transport contract's: by (peer,
  * tag), in the order sent; a record nobody has asked for stays in the ring
  * until a receive needs it out of the way; a full ring makes sends wait,
- * in order; cancel ends a posted receive; large messages still go by UCX.
+ * in order; cancel ends a posted receive; large messages go by UCX, or,
+ * where processes can read each other's memory, by the rings' own
+ * rendezvous (a description, the receiver's read, its FIN).
  */
 #include "config.h"
 #include <check.h>
@@ -22,7 +24,9 @@ static dpc_ucx_t *ux;
 static dpc_shm_t *shm;
 static dpc_transport_t *tp;
 
-static void setup(void)
+/* cma: every process may read the others' memory (dpc_ucx_set_cma), so
+ * large messages go by the transport's own rendezvous through the rings */
+static void setup_with(int cma)
 {
     char err[256], prefix[64];
     ck_assert_int_eq(dpc_ucx_create(0, 1, &ux, err, sizeof(err)), DPC_OK);
@@ -36,8 +40,16 @@ static void setup(void)
     ck_assert_int_eq(dpc_shm_attach(shm, err, sizeof(err)), DPC_OK);
     dpc_shm_unlink(shm);
     ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, 8192), DPC_OK);
+    int64_t pid = getpid();
+    if (cma)
+        ck_assert_int_eq(dpc_ucx_set_cma(ux, 1, &pid), DPC_OK);
     int world = 0;
     ck_assert_int_eq(dpc_ucx_group_create(ux, 0, 1, &world, &tp), DPC_OK);
+}
+
+static void setup(void)
+{
+    setup_with(0);
 }
 
 static void teardown(void)
@@ -91,15 +103,16 @@ START_TEST(test_left_in_ring)
         tp->ops->progress(tp);
     ck_assert_int_eq(s.calls, 1);          /* a send is done once it is in the ring */
     uint64_t tag;
+    unsigned kind;
     const void *data;
     size_t len;
-    ck_assert_msg(dpc_shm_peek(shm, 0, &tag, &data, &len),
+    ck_assert_msg(dpc_shm_peek(shm, 0, &tag, &kind, &data, &len),
                   "an unrequested record was taken out of the ring");
     recv(5, &got, sizeof(got), &r);
     drive(&r, 1);
     ck_assert_int_eq(r.st, DPC_OK);
     ck_assert_int_eq(got, 42);
-    ck_assert(!dpc_shm_peek(shm, 0, &tag, &data, &len));
+    ck_assert(!dpc_shm_peek(shm, 0, &tag, &kind, &data, &len));
     teardown();
 }
 END_TEST
@@ -191,9 +204,10 @@ START_TEST(test_cancel_and_large)
     ck_assert_int_eq(d[0].st, DPC_OK);
     ck_assert_int_eq(memcmp(big, back, BIG), 0);
     uint64_t tag;
+    unsigned kind;
     const void *data;
     size_t len;
-    ck_assert(!dpc_shm_peek(shm, 0, &tag, &data, &len));   /* not by mailbox */
+    ck_assert(!dpc_shm_peek(shm, 0, &tag, &kind, &data, &len));   /* not by mailbox */
     free(big);
     free(back);
     teardown();
@@ -235,9 +249,10 @@ START_TEST(test_now)
     ck_assert_int_eq(tp->ops->recv_now(tp, 0, 23, &got, sizeof(int), DPC_MEM_HOST),
                      DPC_ERR_TRUNCATE);
     uint64_t tag;
+    unsigned kind;
     const void *data;
     size_t len;
-    ck_assert(!dpc_shm_peek(shm, 0, &tag, &data, &len));
+    ck_assert(!dpc_shm_peek(shm, 0, &tag, &kind, &data, &len));
     /* large: by UCX, never now */
     enum { BIG = 100000 };
     char *big = calloc(1, BIG);
@@ -257,7 +272,7 @@ START_TEST(test_now)
     ck_assert_int_eq(s[N - 1].calls, 0);            /* waiting for room */
     /* room again, taken straight from the ring, the waiting sends not yet
      * moved: a send now would pass them */
-    ck_assert(dpc_shm_peek(shm, 0, &tag, &data, &len));
+    ck_assert(dpc_shm_peek(shm, 0, &tag, &kind, &data, &len));
     ck_assert_int_eq(len, LEN);
     memcpy(in[0], data, LEN);
     dpc_shm_pop(shm, 0);
@@ -310,6 +325,186 @@ START_TEST(test_polled_behind_another)
 }
 END_TEST
 
+static char *pattern(size_t n, int seed)
+{
+    char *b = malloc(n);
+    ck_assert(b);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (char)(i * 7 + (size_t)seed);
+    return b;
+}
+
+/* Large messages by rendezvous: the description goes through the ring, the
+ * receiver reads the sender's buffer, and the send ends only with the
+ * receiver's FIN (not when its record is written, as a small send does,
+ * and not by cancel); the schedule needs no acknowledgements of its own. */
+START_TEST(test_rndv_basic)
+{
+    setup_with(1);
+    ck_assert_int_eq(tp->ack_min, 0);
+    enum { BIG = 300000 };
+    char *a = pattern(BIG, 1), *b = pattern(BIG, 2), *ra = calloc(1, BIG), *rb = calloc(1, BIG);
+    done_t s[2] = {{0}}, r[2] = {{0}};
+    dpc_xfer_t *h;
+    ck_assert_int_eq(tp->ops->isend(tp, 0, 40, a, BIG, DPC_MEM_HOST, cb, &s[0], &h), DPC_OK);
+    send(41, b, BIG, &s[1]);
+    tp->ops->cancel(tp, h);                 /* the peer may be reading it: no effect */
+    for (int i = 0; i < 100; i++)
+        tp->ops->progress(tp);
+    ck_assert_msg(s[0].calls == 0 && s[1].calls == 0, "a large send ended before it was read");
+    ck_assert(tp->ops->settled(tp, h));     /* the reader needs nothing more of us */
+    /* the second first: the first's description moves aside */
+    recv(41, rb, BIG, &r[1]);
+    drive(&r[1], 1);
+    ck_assert_int_eq(r[1].st, DPC_OK);
+    ck_assert_int_eq(memcmp(b, rb, BIG), 0);
+    drive(&s[1], 1);
+    ck_assert_int_eq(s[1].st, DPC_OK);
+    ck_assert_int_eq(s[0].calls, 0);
+    recv(40, ra, BIG, &r[0]);
+    drive(r, 2);
+    drive(s, 2);
+    ck_assert_int_eq(s[0].st, DPC_OK);
+    ck_assert_int_eq(memcmp(a, ra, BIG), 0);
+    /* too short a receive (still large): its error, not the sender's */
+    done_t s3 = {0}, r3 = {0};
+    send(42, a, BIG, &s3);
+    recv(42, rb, BIG / 2, &r3);
+    drive(&r3, 1);
+    drive(&s3, 1);
+    ck_assert_int_eq(r3.st, DPC_ERR_TRUNCATE);
+    ck_assert_int_eq(s3.st, DPC_OK);
+    ck_assert_int_eq(memcmp(a, rb, BIG / 2), 0);
+    uint64_t tag;
+    unsigned kind;
+    const void *data;
+    size_t len;
+    ck_assert(!dpc_shm_peek(shm, 0, &tag, &kind, &data, &len));
+    free(a);
+    free(b);
+    free(ra);
+    free(rb);
+    teardown();
+}
+END_TEST
+
+/* recv_now reads a large message whose description is here (in the ring
+ * or kept aside), and its FIN ends the send; not while a record of ours
+ * waits for room in the sender's ring (the FIN could not follow). */
+START_TEST(test_rndv_now)
+{
+    setup_with(1);
+    enum { BIG = 100000 };
+    char *a = pattern(BIG, 3), *got = calloc(1, BIG);
+    done_t s = {0};
+    send(50, a, BIG, &s);
+    ck_assert_int_eq(tp->ops->send_now(tp, 0, 50, a, BIG, DPC_MEM_HOST), DPC_INPROGRESS);
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 50, got, BIG, DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(memcmp(a, got, BIG), 0);
+    drive(&s, 1);
+    ck_assert_int_eq(s.st, DPC_OK);
+    /* kept aside by a receive for the small message behind it */
+    int one = 1, rone = 0;
+    done_t s2[2] = {{0}}, r2 = {0};
+    memset(got, 0, BIG);
+    send(51, a, BIG, &s2[0]);
+    send(52, &one, sizeof(one), &s2[1]);
+    recv(52, &rone, sizeof(rone), &r2);
+    drive(&r2, 1);
+    ck_assert_int_eq(rone, 1);
+    ck_assert_int_eq(tp->ops->recv_now(tp, 0, 51, got, BIG, DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(memcmp(a, got, BIG), 0);
+    drive(s2, 2);
+    free(a);
+    free(got);
+    teardown();
+}
+END_TEST
+
+/* A FIN behind a record nobody has asked for yet: the large send waiting
+ * for it must still end (the record moves aside; left in the ring, the
+ * FIN behind it would never be seen by a rank whose next receive waits
+ * for the send to end). */
+START_TEST(test_rndv_fin_behind_record)
+{
+    setup_with(1);
+    enum { BIG = 100000 };
+    char *a = pattern(BIG, 4), *got = calloc(1, BIG);
+    int v = 9, rv = 0;
+    done_t s[2] = {{0}}, r = {0}, r2 = {0};
+    send(60, a, BIG, &s[0]);
+    send(61, &v, sizeof(v), &s[1]);         /* into the ring before the FIN */
+    recv(60, got, BIG, &r);
+    drive(&r, 1);
+    drive(s, 2);                             /* the FIN came from behind 61 */
+    ck_assert_int_eq(memcmp(a, got, BIG), 0);
+    recv(61, &rv, sizeof(rv), &r2);
+    drive(&r2, 1);
+    ck_assert_int_eq(rv, 9);
+    free(a);
+    free(got);
+    teardown();
+}
+END_TEST
+
+/* A receive that has read ends only when its FIN is in the sender's ring:
+ * with the ring full and sends waiting for room, it waits behind them.
+ * (The description is written by hand, as from another process: a large
+ * send of this one would be waiting for a FIN, and then every record in
+ * the way moves aside at once.) */
+START_TEST(test_rndv_fin_waits_for_room)
+{
+    setup_with(1);
+    enum { BIG = 100000, LEN = 8000 };
+    char *a = pattern(BIG, 5), *got = calloc(1, BIG);
+    int N = (int)(dpc_shm_ring_bytes(1) / LEN) + 2;
+    char (*out)[LEN] = calloc((size_t)N, LEN), (*in)[LEN] = calloc((size_t)N, LEN);
+    done_t *s = calloc((size_t)N, sizeof(*s)), *rr = calloc((size_t)N + 1, sizeof(*rr));
+    ck_assert(out && in && s && rr);
+    uint64_t t70 = 70;      /* as the transport tags it: rank 0's */
+    dpc_shm_rndv_t d = {(uintptr_t)a, BIG, 12345};
+    ck_assert_int_eq(dpc_shm_put(shm, 0, t70, DPC_SHM_RNDV, &d, sizeof(d)), 0);
+    for (int k = 0; k < N; k++) {
+        memset(out[k], 'a' + k % 26, LEN);
+        send(80 + (uint64_t)k, out[k], LEN, &s[k]);
+    }
+    ck_assert_int_eq(s[N - 1].calls, 0);    /* waiting for room */
+    recv(70, got, BIG, &rr[N]);
+    for (int i = 0; i < 100; i++)
+        tp->ops->progress(tp);
+    ck_assert_msg(rr[N].calls == 0, "a receive ended with its FIN not sent");
+    ck_assert_int_eq(memcmp(a, got, BIG), 0);   /* (read already) */
+    for (int k = 0; k < N; k++)
+        recv(80 + (uint64_t)k, in[k], LEN, &rr[k]);
+    drive(rr, N + 1);
+    drive(s, N);
+    ck_assert_int_eq(rr[N].st, DPC_OK);
+    for (int k = 0; k < N; k++)
+        ck_assert_msg(in[k][0] == 'a' + k % 26 && in[k][LEN - 1] == 'a' + k % 26,
+                      "message %d out of order or damaged", k);
+    /* last in the ring: the FIN, naming the send, with the read's status */
+    uint64_t tag;
+    unsigned kind;
+    const void *data;
+    size_t len;
+    int32_t st;
+    ck_assert(dpc_shm_peek(shm, 0, &tag, &kind, &data, &len));
+    ck_assert_int_eq(kind, DPC_SHM_FIN);
+    ck_assert_int_eq(tag, 12345);
+    ck_assert_int_eq(len, sizeof(st));
+    memcpy(&st, data, sizeof(st));
+    ck_assert_int_eq(st, DPC_OK);
+    dpc_shm_pop(shm, 0);
+    free(a);
+    free(got);
+    free(out);
+    free(in);
+    free(s);
+    free(rr);
+    teardown();
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("mailbox");
@@ -321,6 +516,10 @@ int main(void)
     tcase_add_test(tc, test_cancel_and_large);
     tcase_add_test(tc, test_now);
     tcase_add_test(tc, test_polled_behind_another);
+    tcase_add_test(tc, test_rndv_basic);
+    tcase_add_test(tc, test_rndv_now);
+    tcase_add_test(tc, test_rndv_fin_behind_record);
+    tcase_add_test(tc, test_rndv_fin_waits_for_room);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -2,7 +2,7 @@
  * The shared-memory mailboxes (ucx_glue/dpc_shm.c) between real processes:
  * a forked producer streams records of every length from 0 to the largest
  * (so the ring wraps, with pad records, many times over and fills up) to a
- * consumer that checks each one's tag, length and bytes in order; both
+ * consumer that checks each one's tag, kind, length and bytes in order; both
  * directions at once; the sleeping flag makes a put report "ring the
  * owner" exactly once; segments of the wrong job are refused; names are
  * gone from /dev/shm after unlink; payloads of 256 bytes and more sit on
@@ -66,7 +66,7 @@ static int produce(dpc_shm_t *s, int dst, unsigned n)
         size_t len = len_of(k);
         for (size_t i = 0; i < len; i++)
             buf[i] = byte_of(k, i);
-        while (dpc_shm_put(s, dst, 0xabc0000000000000ull | k, buf, len) < 0) {
+        while (dpc_shm_put(s, dst, 0xabc0000000000000ull | k, k % 3, buf, len) < 0) {
             full++;
             let_consumer_go();
             if (late())
@@ -83,14 +83,15 @@ static int consume(dpc_shm_t *s, int src, unsigned n)
 {
     for (unsigned k = 0; k < n; k++) {
         uint64_t tag;
+        unsigned kind;
         const void *data;
         size_t len;
-        while (!dpc_shm_peek(s, src, &tag, &data, &len)) {
+        while (!dpc_shm_peek(s, src, &tag, &kind, &data, &len)) {
             if (late())
                 return 4;
             sched_yield();
         }
-        if (tag != (0xabc0000000000000ull | k) || len != len_of(k))
+        if (tag != (0xabc0000000000000ull | k) || kind != k % 3 || len != len_of(k))
             return 1;
         if (len >= DPC_SHM_ALIGNED_FROM && ((uintptr_t)data & 63))
             return 6;       /* a larger payload off its cache line */
@@ -172,24 +173,25 @@ START_TEST(test_sleep_flag)
     ck_assert_int_eq(dpc_shm_attach(s, err, sizeof(err)), DPC_OK);
     int v = 7;
     ck_assert(dpc_shm_sleep_begin(s));               /* nothing waits: may sleep */
-    ck_assert_int_eq(dpc_shm_put(s, 0, 1, &v, sizeof(v)), 1);   /* ring it */
-    ck_assert_int_eq(dpc_shm_put(s, 0, 2, &v, sizeof(v)), 0);   /* once */
+    ck_assert_int_eq(dpc_shm_put(s, 0, 1, DPC_SHM_MSG, &v, sizeof(v)), 1);   /* ring it */
+    ck_assert_int_eq(dpc_shm_put(s, 0, 2, DPC_SHM_MSG, &v, sizeof(v)), 0);   /* once */
     ck_assert(!dpc_shm_sleep_begin(s));              /* records wait: do not sleep */
     uint64_t tag;
+    unsigned kind;
     const void *d;
     size_t len;
     for (uint64_t want = 1; want <= 2; want++) {
-        ck_assert(dpc_shm_peek(s, 0, &tag, &d, &len));
+        ck_assert(dpc_shm_peek(s, 0, &tag, &kind, &d, &len));
         ck_assert_uint_eq(tag, want);
         ck_assert_uint_eq(len, sizeof(int));
         ck_assert_int_eq(*(const int *)d, 7);
         dpc_shm_pop(s, 0);
     }
-    ck_assert(!dpc_shm_peek(s, 0, &tag, &d, &len));
+    ck_assert(!dpc_shm_peek(s, 0, &tag, &kind, &d, &len));
     ck_assert(dpc_shm_sleep_begin(s));
     dpc_shm_sleep_end(s);
-    ck_assert_int_eq(dpc_shm_put(s, 0, 3, &v, 0), 0);  /* awake: no ring; empty record */
-    ck_assert(dpc_shm_peek(s, 0, &tag, &d, &len));
+    ck_assert_int_eq(dpc_shm_put(s, 0, 3, DPC_SHM_MSG, &v, 0), 0);  /* awake: no ring; empty record */
+    ck_assert(dpc_shm_peek(s, 0, &tag, &kind, &d, &len));
     ck_assert_uint_eq(len, 0);
     dpc_shm_pop(s, 0);
     /* the name is gone once unlinked, the mapping stays usable */
@@ -198,7 +200,7 @@ START_TEST(test_sleep_flag)
     ck_assert_int_eq(access(nm, F_OK), 0);
     dpc_shm_unlink(s);
     ck_assert_int_ne(access(nm, F_OK), 0);
-    ck_assert_int_eq(dpc_shm_put(s, 0, 4, &v, sizeof(v)), 0);
+    ck_assert_int_eq(dpc_shm_put(s, 0, 4, DPC_SHM_MSG, &v, sizeof(v)), 0);
     dpc_shm_destroy(s);
 }
 END_TEST

@@ -11,8 +11,8 @@
 
 #define LINE 64
 #define HDR_BYTES 24u                  /* record header: stamp, tag, length, kind */
-#define KIND_DATA 1u
-#define KIND_PAD 2u
+/* a record's kind: the caller's (DPC_SHM_MSG...), or this pad, internal */
+#define KIND_PAD 0xffffffffu
 
 /* Only the consumer's position is shared: the producer keeps its own
  * (dpc_shm_t.sent) and publishes each record through the record's own
@@ -255,18 +255,35 @@ static size_t rec_bytes(size_t len)
     return (payload_off(len) + len + LINE - 1) & ~(size_t)(LINE - 1);
 }
 
-int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, const void *buf, size_t len)
+/* Room in dst's ring for a record of len bytes at our position (and the
+ * pad before it, *pad_p, when it would cross the ring's end). The tail we
+ * saw last is looked at again only when that is short. */
+static bool has_room(dpc_shm_t *s, int dst, size_t len, size_t *pad_p)
 {
-    ring_ctl_t *r = ring(s, dst, s->me);
     uint64_t head = s->sent[dst];
     size_t rb = s->ring_bytes;
     size_t at = (size_t)(head & (rb - 1)), need = rec_bytes(len);
     size_t pad = at + need > rb ? rb - at : 0;
-    if (head + pad + need - s->seen_tail[dst] > rb) {
-        s->seen_tail[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-        if (head + pad + need - s->seen_tail[dst] > rb)
-            return -1;
-    }
+    *pad_p = pad;
+    if (head + pad + need - s->seen_tail[dst] <= rb)
+        return true;
+    s->seen_tail[dst] = __atomic_load_n(&ring(s, dst, s->me)->tail, __ATOMIC_ACQUIRE);
+    return head + pad + need - s->seen_tail[dst] <= rb;
+}
+
+bool dpc_shm_room(dpc_shm_t *s, int dst, size_t len)
+{
+    size_t pad;
+    return has_room(s, dst, len, &pad);
+}
+
+int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, unsigned kind, const void *buf, size_t len)
+{
+    ring_ctl_t *r = ring(s, dst, s->me);
+    uint64_t head = s->sent[dst];
+    size_t at = (size_t)(head & (s->ring_bytes - 1)), need = rec_bytes(len), pad;
+    if (!has_room(s, dst, len, &pad))
+        return -1;
     char *d = ring_data(r);
     if (pad) {
         rec_hdr_t *ph = (rec_hdr_t *)(d + at);
@@ -278,7 +295,7 @@ int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, const void *buf, size_t len
     rec_hdr_t *h = (rec_hdr_t *)(d + at);
     h->tag = tag;
     h->len = (uint32_t)len;
-    h->kind = KIND_DATA;
+    h->kind = kind;
     if (len)
         memcpy((char *)h + payload_off(len), buf, len);
     __atomic_store_n(&h->stamp, head + 1, __ATOMIC_RELEASE);
@@ -306,7 +323,8 @@ static const rec_hdr_t *next_rec(const dpc_shm_t *s, ring_ctl_t *r, uint64_t tai
     return __atomic_load_n(&h->stamp, order) == tail + 1 ? h : NULL;
 }
 
-bool dpc_shm_peek(dpc_shm_t *s, int src, uint64_t *tag, const void **data, size_t *len)
+bool dpc_shm_peek(dpc_shm_t *s, int src, uint64_t *tag, unsigned *kind, const void **data,
+                  size_t *len)
 {
     ring_ctl_t *r = ring(s, s->me, src);
     uint64_t tail = r->tail;            /* ours alone */
@@ -318,6 +336,7 @@ bool dpc_shm_peek(dpc_shm_t *s, int src, uint64_t *tag, const void **data, size_
             continue;
         }
         *tag = h->tag;
+        *kind = h->kind;
         *len = h->len;
         *data = (const char *)h + payload_off(h->len);
         return true;

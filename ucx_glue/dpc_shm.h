@@ -64,12 +64,28 @@ dpc_status_t dpc_shm_attach(dpc_shm_t *shm, char *err, size_t errlen);
 void dpc_shm_unlink(dpc_shm_t *shm);
 void dpc_shm_destroy(dpc_shm_t *shm);
 
-/* Writes a message to process dst's ring from this process. Returns 0 when
- * written, 1 when written and dst was asleep (ring it), -1 when the ring is
- * full (try again later, in order). len <= DPC_SHM_MAX_MSG. */
-int dpc_shm_put(dpc_shm_t *shm, int dst, uint64_t tag, const void *buf, size_t len);
+/* What a record carries, kept for the caller (dpc_ucx.c): a message; the
+ * description of a large one for the receiver to read from the sender's
+ * memory; word that such a read is done. */
+enum { DPC_SHM_MSG = 0, DPC_SHM_RNDV = 1, DPC_SHM_FIN = 2 };
+/* A DPC_SHM_RNDV record's payload (its tag is the message's); the FIN's
+ * tag is the id, its payload the read's status (int32_t). */
+typedef struct dpc_shm_rndv {
+    uint64_t addr, len;     /* the sender's buffer */
+    uint64_t id;            /* its send, for the FIN to name */
+} dpc_shm_rndv_t;
+
+/* Writes a record of a kind to process dst's ring from this process.
+ * Returns 0 when written, 1 when written and dst was asleep (ring it), -1
+ * when the ring is full (try again later, in order). len <= DPC_SHM_MAX_MSG. */
+int dpc_shm_put(dpc_shm_t *shm, int dst, uint64_t tag, unsigned kind, const void *buf,
+                size_t len);
+/* dpc_shm_put of a record of len bytes would write it now (and so will,
+ * until this process puts another: only the reader moves, making room). */
+bool dpc_shm_room(dpc_shm_t *shm, int dst, size_t len);
 /* The oldest record from process src, without consuming it: false if none. */
-bool dpc_shm_peek(dpc_shm_t *shm, int src, uint64_t *tag, const void **data, size_t *len);
+bool dpc_shm_peek(dpc_shm_t *shm, int src, uint64_t *tag, unsigned *kind, const void **data,
+                  size_t *len);
 /* Consumes the record peek returned. */
 void dpc_shm_pop(dpc_shm_t *shm, int src);
 /* A record waits in some ring. */

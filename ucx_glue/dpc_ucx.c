@@ -24,20 +24,27 @@ struct dpc_xfer {
     void *req;              /* UCX request while in flight (counted in ucp_pending) */
     dpc_status_t status;
     int done;
-    /* through a shared-memory mailbox (small messages on one node) */
+    /* through a shared-memory mailbox (small messages on one node, and the
+     * descriptions of large ones: see dpc_shm_rndv_t) */
     bool mailbox;           /* one of those */
-    int on_list;            /* SHM_POSTED or SHM_WAITING while queued there */
+    int on_list;            /* SHM_POSTED, SHM_WAITING or SHM_LENT while queued there */
     int proc;               /* the peer's process index */
+    unsigned kind;          /* what it writes into the peer's ring (DPC_SHM_MSG...) */
     uint64_t tag;
     void *buf;
     size_t len;
+    uint64_t fin_id;        /* a receive's FIN: the sender's id for its send */
+    int32_t fin_status;     /* and how the read went, for the sender */
 };
-enum { SHM_NONE, SHM_POSTED, SHM_WAITING };
+/* SHM_LENT: a large send whose description is in the peer's ring, until
+ * the peer's FIN says it has read the buffer */
+enum { SHM_NONE, SHM_POSTED, SHM_WAITING, SHM_LENT };
 
 /* A mailbox record that arrived before its receive: kept here. */
 typedef struct shm_early {
     struct shm_early *next;
     uint64_t tag;
+    unsigned kind;
     size_t len, cap;
     char data[];
 } shm_early_t;
@@ -46,14 +53,16 @@ typedef struct shm_early {
  * one per call, and fresh memory each time costs page faults. */
 #define EARLY_SPARE_MAX 64
 
-/* Per peer process: receives posted, records not yet matched, and sends
- * waiting for room in its ring (each a FIFO: the order of one peer's
- * messages with one tag is kept, as UCX keeps it). */
+/* Per peer process: receives posted, records not yet matched, sends (and
+ * FINs) waiting for room in its ring, and large sends it is reading (each
+ * a FIFO: the order of one peer's messages with one tag is kept, as UCX
+ * keeps it). */
 typedef struct shm_peer {
     struct dpc_xfer *posted, *posted_tail;
     shm_early_t *early, *early_tail;
     size_t early_bytes;
     struct dpc_xfer *waiting, *waiting_tail;
+    struct dpc_xfer *lent, *lent_tail;
 } shm_peer_t;
 
 struct dpc_ucx {
@@ -73,6 +82,7 @@ struct dpc_ucx {
     dpc_shm_t *shm;         /* mailboxes, when every process is on this node; else NULL */
     shm_peer_t *shm_peers;
     int shm_waiting;        /* sends waiting for room, over all peers */
+    int shm_lent;           /* large sends waiting for their FIN, over all peers */
     size_t shm_max;         /* messages up to this go by mailbox */
     shm_early_t *early_spare;   /* blocks for early records, free */
     int nearly_spare;
@@ -205,6 +215,33 @@ static bool by_mailbox(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
     return ux->shm && mem == DPC_MEM_HOST && len <= ux->shm_max;
 }
 
+/*
+ * Larger host messages, where every process can read every other's memory
+ * (cross-memory attach, dpc_cma.h), go by rendezvous of our own: the
+ * sender writes a description (dpc_shm_rndv_t; the id is its xfer's
+ * address) into the receiver's ring (a DPC_SHM_RNDV record, matched as a
+ * message is); the receiver
+ * reads the data straight from the sender's buffer into its own (one
+ * copy, process_vm_readv) and answers with a DPC_SHM_FIN record carrying
+ * the id, which ends the send.
+ *
+ * Why not UCX's rendezvous: with its "put" scheme (our default, see
+ * dpc_ucx_create) a message takes three trips between the processes before
+ * the receiver has it (RTS, RTR, the data and ATP), each one needing the
+ * other side's progress; on the 2-core reference VM a 2-rank 1 MiB ring
+ * allreduce took 437 us with it and 222 us with UCX's "get", a pairwise
+ * alltoall 187 against 123 us. "get" in turn ends a receive before its
+ * acknowledgement has left, so a receiver that leaves the library owes
+ * its sender a message (the hang that made "put" the default). Here a
+ * receive ends only once its FIN is in the sender's ring: a rank that has
+ * finished owes nobody anything, and the schedule needs no
+ * acknowledgements of its own (ack_min 0 in dpc_ucx_group_create).
+ */
+static bool by_rndv(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
+{
+    return ux->shm && ux->cma_pids && mem == DPC_MEM_HOST && len > ux->shm_max;
+}
+
 static void bell_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
                     void *user_data)
 {
@@ -270,22 +307,112 @@ static bool xlist_remove(struct dpc_xfer **head, struct dpc_xfer **tail, struct 
     return false;
 }
 
-/* x is in the ring (rc: dpc_shm_put's): done, the peer rung if asleep. */
+/* Writes what x owes its peer's ring: its message, the description of
+ * its buffer (a large send), or its FIN (a receive that has read). Returns
+ * dpc_shm_put's answer. */
+static int mailbox_put(dpc_ucx_t *ux, struct dpc_xfer *x)
+{
+    if (x->kind == DPC_SHM_RNDV) {
+        dpc_shm_rndv_t d = {(uintptr_t)x->buf, x->len, (uintptr_t)x};
+        return dpc_shm_put(ux->shm, x->proc, x->tag, DPC_SHM_RNDV, &d, sizeof(d));
+    }
+    if (x->kind == DPC_SHM_FIN)
+        return dpc_shm_put(ux->shm, x->proc, x->fin_id, DPC_SHM_FIN, &x->fin_status,
+                           sizeof(x->fin_status));
+    return dpc_shm_put(ux->shm, x->proc, x->tag, DPC_SHM_MSG, x->buf, x->len);
+}
+
+/* x's record is in the ring (rc: dpc_shm_put's), the peer rung if asleep:
+ * a message or a FIN is done (a FIN's receive with the status its read
+ * left in x->status); a large send now waits for the peer's FIN. */
 static void mailbox_sent(dpc_ucx_t *ux, struct dpc_xfer *x, int rc)
 {
     if (rc == 1)
         ring_bell(ux, x->proc);
+    if (x->kind == DPC_SHM_RNDV) {
+        shm_peer_t *pp = &ux->shm_peers[x->proc];
+        x->on_list = SHM_LENT;
+        xlist_append(&pp->lent, &pp->lent_tail, x);
+        ux->shm_lent++;
+        return;
+    }
     x->on_list = SHM_NONE;
-    push_done(ux, x, DPC_OK);
+    push_done(ux, x, x->kind == DPC_SHM_FIN ? x->status : DPC_OK);
 }
 
-/* A record for receive x: copied, x done. */
-static void mailbox_deliver(dpc_ucx_t *ux, struct dpc_xfer *x, const void *data, size_t len)
+/* x's record into the ring now, or behind the others waiting for room (in
+ * order). */
+static void mailbox_send_or_queue(dpc_ucx_t *ux, struct dpc_xfer *x)
 {
+    shm_peer_t *pp = &ux->shm_peers[x->proc];
+    int rc = pp->waiting ? -1 : mailbox_put(ux, x);
+    if (rc >= 0) {
+        mailbox_sent(ux, x, rc);
+    } else {
+        x->on_list = SHM_WAITING;
+        xlist_append(&pp->waiting, &pp->waiting_tail, x);
+        ux->shm_waiting++;
+    }
+}
+
+/* Reads the large message a DPC_SHM_RNDV record from process proc
+ * describes into buf (len bytes at most). Returns the receive's status;
+ * *fin_id and *fin_status are what the FIN tells the sender, and false
+ * comes back when there is nobody to tell (a malformed record). */
+static bool rndv_read(dpc_ucx_t *ux, int proc, const void *data, size_t n, void *buf, size_t len,
+                      dpc_status_t *st, uint64_t *fin_id, int32_t *fin_status)
+{
+    dpc_shm_rndv_t d;
+    if (n != sizeof(d) || !ux->cma_pids) {
+        *st = DPC_ERR_TRANSPORT;
+        return false;
+    }
+    memcpy(&d, data, sizeof(d));
+    size_t take = d.len < len ? (size_t)d.len : len;
+    dpc_status_t rd = take ? dpc_cma_read((pid_t)ux->cma_pids[proc], d.addr, buf, take) : DPC_OK;
+    *st = rd != DPC_OK ? rd : d.len > len ? DPC_ERR_TRUNCATE : DPC_OK;
+    *fin_id = d.id;
+    *fin_status = rd;       /* (a receive too short is the receiver's error alone, as in UCX) */
+    return true;
+}
+
+/* A record for receive x: copied (a message) or read (a large one's
+ * description, then x ends with its FIN); x done. */
+static void mailbox_deliver(dpc_ucx_t *ux, struct dpc_xfer *x, unsigned kind, const void *data,
+                            size_t len)
+{
+    x->on_list = SHM_NONE;
+    if (kind == DPC_SHM_RNDV) {
+        dpc_status_t st;
+        if (rndv_read(ux, x->proc, data, len, x->buf, x->len, &st, &x->fin_id, &x->fin_status)) {
+            x->status = st;
+            x->kind = DPC_SHM_FIN;
+            mailbox_send_or_queue(ux, x);
+        } else {
+            push_done(ux, x, st);
+        }
+        return;
+    }
     if (len)
         memcpy(x->buf, data, len < x->len ? len : x->len);
-    x->on_list = SHM_NONE;
     push_done(ux, x, len > x->len ? DPC_ERR_TRUNCATE : DPC_OK);
+}
+
+/* A FIN from process proc: the large send it names is over. */
+static void fin_arrived(dpc_ucx_t *ux, shm_peer_t *pp, uint64_t id, const void *data, size_t len)
+{
+    struct dpc_xfer *x = pp->lent;
+    while (x && (uintptr_t)x != id)
+        x = x->next;
+    if (!x)
+        return;     /* names no send of ours: a damaged record, nothing to end */
+    xlist_remove(&pp->lent, &pp->lent_tail, x);
+    ux->shm_lent--;
+    int32_t st = DPC_ERR_TRANSPORT;
+    if (len == sizeof(st))
+        memcpy(&st, data, sizeof(st));
+    x->on_list = SHM_NONE;
+    push_done(ux, x, (dpc_status_t)st);
 }
 
 static shm_early_t *early_get(dpc_ucx_t *ux, size_t len)
@@ -313,32 +440,37 @@ static void early_put(dpc_ucx_t *ux, shm_early_t *e)
     ux->nearly_spare++;
 }
 
-/* Records from process proc go to the receives posted for them, in order.
- * A record nobody has asked for yet stays in the ring (its receive, when it
- * comes, copies it straight out: one copy; and a sender that runs ahead
- * fills the ring and waits, which bounds what it can heap on us), unless a
- * receive posted for a later record needs it out of the way: then it is
- * kept aside, up to EARLY_MAX_BYTES per peer. */
+/* Records from process proc go to the receives posted for them, in order,
+ * and its FINs to our large sends. A record nobody has asked for yet stays
+ * in the ring (its receive, when it comes, copies it straight out: one
+ * copy; and a sender that runs ahead fills the ring and waits, which
+ * bounds what it can heap on us), unless a receive posted for a later
+ * record, or a FIN that may be behind it, needs it out of the way: then it
+ * is kept aside, up to EARLY_MAX_BYTES per peer. */
 #define EARLY_MAX_BYTES (1u << 20)
 static void mailbox_drain(dpc_ucx_t *ux, int proc)
 {
     shm_peer_t *pp = &ux->shm_peers[proc];
     uint64_t tag;
+    unsigned kind;
     const void *data;
     size_t len;
-    while (pp->posted && dpc_shm_peek(ux->shm, proc, &tag, &data, &len)) {
+    while ((pp->posted || pp->lent) && dpc_shm_peek(ux->shm, proc, &tag, &kind, &data, &len)) {
         struct dpc_xfer *x = pp->posted;
         while (x && x->tag != tag)
             x = x->next;
-        if (x) {
+        if (kind == DPC_SHM_FIN) {
+            fin_arrived(ux, pp, tag, data, len);
+        } else if (x) {
             xlist_remove(&pp->posted, &pp->posted_tail, x);
-            mailbox_deliver(ux, x, data, len);
+            mailbox_deliver(ux, x, kind, data, len);
         } else {
             shm_early_t *e = pp->early_bytes < EARLY_MAX_BYTES ? early_get(ux, len) : NULL;
             if (!e)
                 return;        /* left in the ring: tried again at the next progress */
             e->next = NULL;
             e->tag = tag;
+            e->kind = kind;
             e->len = len;
             memcpy(e->data, data, len);
             if (pp->early_tail)
@@ -362,7 +494,7 @@ static void mailbox_progress(dpc_ucx_t *ux)
         shm_peer_t *pp = &ux->shm_peers[i];
         struct dpc_xfer *x;
         while ((x = pp->waiting) != NULL) {
-            int rc = dpc_shm_put(ux->shm, x->proc, x->tag, x->buf, x->len);
+            int rc = mailbox_put(ux, x);
             if (rc < 0)
                 break;     /* still no room: it stays first */
             xlist_remove(&pp->waiting, &pp->waiting_tail, x);
@@ -375,44 +507,43 @@ static void mailbox_progress(dpc_ucx_t *ux)
     bell_post(ux);
 }
 
-static dpc_status_t mailbox_isend(dpc_ucx_t *ux, int proc, uint64_t tag, const void *buf,
-                                  size_t len, dpc_xfer_cb_t cb, void *arg, dpc_xfer_t **xfer_p)
+/* A message (kind DPC_SHM_MSG) or a large one's description (DPC_SHM_RNDV). */
+static dpc_status_t mailbox_isend(dpc_ucx_t *ux, int proc, uint64_t tag, unsigned kind,
+                                  const void *buf, size_t len, dpc_xfer_cb_t cb, void *arg,
+                                  dpc_xfer_t **xfer_p)
 {
     struct dpc_xfer *x = xfer_get(ux);
     if (!x)
         return DPC_ERR_NOMEM;
-    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .mailbox = true, .proc = proc, .tag = tag,
-                           .buf = (void *)buf, .len = len};
-    shm_peer_t *pp = &ux->shm_peers[proc];
-    int rc = pp->waiting ? -1 : dpc_shm_put(ux->shm, proc, tag, buf, len);
-    if (rc >= 0) {
-        mailbox_sent(ux, x, rc);
-    } else {       /* behind the others waiting for room, in order */
-        x->on_list = SHM_WAITING;
-        xlist_append(&pp->waiting, &pp->waiting_tail, x);
-        ux->shm_waiting++;
-    }
+    *x = (struct dpc_xfer){.ux = ux, .cb = cb, .arg = arg, .mailbox = true, .proc = proc,
+                           .kind = kind, .tag = tag, .buf = (void *)buf, .len = len};
+    mailbox_send_or_queue(ux, x);
     *xfer_p = x;
     return DPC_OK;
 }
 
-/* The record kept aside for tag from process proc, taken off its list. */
-static shm_early_t *early_take(shm_peer_t *pp, uint64_t tag)
+/* The first record kept aside for tag from process proc (*prev_p: the one
+ * before it, for early_unlink), or NULL. */
+static shm_early_t *early_find(shm_peer_t *pp, uint64_t tag, shm_early_t **prev_p)
 {
     shm_early_t *prev = NULL;
-    for (shm_early_t *e = pp->early; e; prev = e, e = e->next) {
-        if (e->tag != tag)
-            continue;
-        if (prev)
-            prev->next = e->next;
-        else
-            pp->early = e->next;
-        if (pp->early_tail == e)
-            pp->early_tail = prev;
-        pp->early_bytes -= e->len;
-        return e;
-    }
+    for (shm_early_t *e = pp->early; e; prev = e, e = e->next)
+        if (e->tag == tag) {
+            *prev_p = prev;
+            return e;
+        }
     return NULL;
+}
+
+static void early_unlink(shm_peer_t *pp, shm_early_t *e, shm_early_t *prev)
+{
+    if (prev)
+        prev->next = e->next;
+    else
+        pp->early = e->next;
+    if (pp->early_tail == e)
+        pp->early_tail = prev;
+    pp->early_bytes -= e->len;
 }
 
 static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *buf, size_t len,
@@ -425,9 +556,10 @@ static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *b
                            .buf = buf, .len = len};
     *xfer_p = x;
     shm_peer_t *pp = &ux->shm_peers[proc];
-    shm_early_t *e = early_take(pp, tag);
+    shm_early_t *prev, *e = early_find(pp, tag, &prev);
     if (e) {
-        mailbox_deliver(ux, x, e->data, e->len);
+        early_unlink(pp, e, prev);
+        mailbox_deliver(ux, x, e->kind, e->data, e->len);
         early_put(ux, e);
         return DPC_OK;
     }
@@ -437,9 +569,15 @@ static dpc_status_t mailbox_irecv(dpc_ucx_t *ux, int proc, uint64_t tag, void *b
     return DPC_OK;
 }
 
+/* A posted receive or a waiting send ends cancelled. A FIN waiting for
+ * room, or a large send the peer may be reading, ends on its own, as a
+ * UCX send on the wire does: the peer needs the one, and the buffer of the
+ * other is the peer's to read until its FIN. */
 static void mailbox_cancel(dpc_ucx_t *ux, struct dpc_xfer *x)
 {
     shm_peer_t *pp = &ux->shm_peers[x->proc];
+    if (x->on_list == SHM_LENT || x->kind == DPC_SHM_FIN)
+        return;
     bool found = x->on_list == SHM_POSTED ? xlist_remove(&pp->posted, &pp->posted_tail, x)
                                           : xlist_remove(&pp->waiting, &pp->waiting_tail, x);
     if (found && x->on_list == SHM_WAITING)
@@ -460,8 +598,9 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
     uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
-    if (by_mailbox(ux, len, mem))
-        return mailbox_isend(ux, g->world[peer], t, buf, len, cb, arg, xfer_p);
+    if (by_mailbox(ux, len, mem) || by_rndv(ux, len, mem))
+        return mailbox_isend(ux, g->world[peer], t, len <= ux->shm_max ? DPC_SHM_MSG : DPC_SHM_RNDV,
+                             buf, len, cb, arg, xfer_p);
     dpc_status_t rc = get_ep(ux, g->world[peer], &ep);
     if (rc != DPC_OK)
         return rc;
@@ -487,11 +626,13 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
 }
 
 /* The process of group rank peer, when a message of len bytes to or from
- * it goes by mailbox; -1 when not. */
-static int mailbox_proc(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem)
+ * it goes through the rings: small ones, and (rndv true) large ones by
+ * rendezvous too; -1 when not. */
+static int mailbox_proc(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem, bool rndv)
 {
     group_tp_t *g = (group_tp_t *)tp;
-    if (peer < 0 || peer >= tp->size || !by_mailbox(g->ux, len, mem))
+    if (peer < 0 || peer >= tp->size ||
+        !(by_mailbox(g->ux, len, mem) || (rndv && by_rndv(g->ux, len, mem))))
         return -1;
     return g->world[peer];
 }
@@ -502,10 +643,11 @@ static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, co
                                  size_t len, dpc_memtype_t mem)
 {
     dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
-    int proc = mailbox_proc(tp, peer, len, mem);
+    int proc = mailbox_proc(tp, peer, len, mem, false);
     if (proc < 0 || ux->shm_peers[proc].waiting)
         return DPC_INPROGRESS;
-    int rc = dpc_shm_put(ux->shm, proc, tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT), buf, len);
+    int rc = dpc_shm_put(ux->shm, proc, tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT),
+                         DPC_SHM_MSG, buf, len);
     if (rc < 0)
         return DPC_INPROGRESS;
     if (rc == 1)
@@ -513,33 +655,53 @@ static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, co
     return DPC_OK;
 }
 
-/* A small message already here: kept aside earlier, or first in the
- * peer's ring (a record there for another receive is left to
- * mailbox_drain, which knows the receives posted). */
+/* A message already here: kept aside earlier, or first in the peer's ring
+ * (a record there for another receive is left to mailbox_drain, which
+ * knows the receives posted). A large one's description is read at once
+ * when its FIN can follow at once: the ring to the sender has room and no
+ * record of ours waits for some (after the read, the receive must end). */
 static dpc_status_t grp_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
                                  size_t len, dpc_memtype_t mem)
 {
     dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
-    int proc = mailbox_proc(tp, peer, len, mem);
+    int proc = mailbox_proc(tp, peer, len, mem, true);
     if (proc < 0)
         return DPC_INPROGRESS;
+    shm_peer_t *pp = &ux->shm_peers[proc];
     uint64_t t = tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT), got;
+    unsigned kind;
     const void *data;
     size_t n;
-    shm_early_t *e = early_take(&ux->shm_peers[proc], t);
+    shm_early_t *prev, *e = early_find(pp, t, &prev);
     if (e) {
+        kind = e->kind;
         data = e->data;
         n = e->len;
-    } else if (!dpc_shm_peek(ux->shm, proc, &got, &data, &n) || got != t) {
+    } else if (!dpc_shm_peek(ux->shm, proc, &got, &kind, &data, &n) || got != t ||
+               kind == DPC_SHM_FIN) {
         return DPC_INPROGRESS;
     }
-    if (n)
-        memcpy(buf, data, n < len ? n : len);
-    if (e)
+    dpc_status_t st;
+    if (kind == DPC_SHM_RNDV) {
+        uint64_t fin_id;
+        int32_t fin_status;
+        if (pp->waiting || !dpc_shm_room(ux->shm, proc, sizeof(fin_status)))
+            return DPC_INPROGRESS;
+        if (rndv_read(ux, proc, data, n, buf, len, &st, &fin_id, &fin_status) &&
+            dpc_shm_put(ux->shm, proc, fin_id, DPC_SHM_FIN, &fin_status, sizeof(fin_status)) == 1)
+            ring_bell(ux, proc);
+    } else {
+        if (n)
+            memcpy(buf, data, n < len ? n : len);
+        st = n > len ? DPC_ERR_TRUNCATE : DPC_OK;
+    }
+    if (e) {
+        early_unlink(pp, e, prev);
         early_put(ux, e);
-    else
+    } else {
         dpc_shm_pop(ux->shm, proc);
-    return n > len ? DPC_ERR_TRUNCATE : DPC_OK;
+    }
+    return st;
 }
 
 static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void *buf,
@@ -550,7 +712,7 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     dpc_ucx_t *ux = g->ux;
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
-    if (by_mailbox(ux, len, mem))
+    if (by_mailbox(ux, len, mem) || by_rndv(ux, len, mem))
         return mailbox_irecv(ux, g->world[peer], tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT),
                              buf, len, cb, arg, xfer_p);
     struct dpc_xfer *x = xfer_get(ux);
@@ -782,13 +944,16 @@ static dpc_status_t grp_iput(dpc_transport_t *tp, int peer, void *remote, size_t
     return one_sided(tp, peer, remote, offset, (void *)buf, len, mem, 1, cb, arg, xfer_p);
 }
 
-/* A mailbox send is in the peer's ring once it is not waiting for room; a
- * posted mailbox receive needs only the peer's write. UCX's transfers may
- * need this side's worker (rendezvous, queued sends): never settled. */
+/* A mailbox send is in the peer's ring once it is not waiting for room (a
+ * large one's buffer is then read by the peer alone); a posted mailbox
+ * receive of a small message needs only the peer's write, of a large one
+ * our read and FIN. UCX's transfers may need this side's worker
+ * (rendezvous, queued sends): never settled. */
 static bool grp_settled(dpc_transport_t *tp, const dpc_xfer_t *x)
 {
     (void)tp;
-    return x->mailbox && x->on_list != SHM_WAITING;
+    return x->mailbox && x->on_list != SHM_WAITING &&
+           !(x->on_list == SHM_POSTED && x->len > x->ux->shm_max);
 }
 
 static const dpc_transport_ops_t grp_ops = {
@@ -1020,9 +1185,13 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
      * dpc_transport_t's ack_min. Seen without it: a nonblocking ring
      * allgather of 16 MiB blocks at 3 ranks, a rank done and gone into
      * MPICH's own allgather, its right neighbour waiting for the last
-     * word of 64 of its messages, which sat in the rank's UCX queue) */
+     * word of 64 of its messages, which sat in the rank's UCX queue. Our
+     * own rendezvous (by_rndv) needs none: its transfers end on both sides
+     * only when nothing more is owed.) */
+    size_t ucx_rndv = DPC_SHM_MAX_MSG + 1;
     g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
-                              .size = size, .ack_min = DPC_SHM_MAX_MSG + 1};
+                              .size = size, .ack_min = ux->shm && ux->cma_pids ? 0 : ucx_rndv,
+                              .ack_min_device = ucx_rndv};
     g->ux = ux;
     g->world = w;
     *tp_p = &g->tp;
