@@ -1216,8 +1216,10 @@ void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len)
         if (ux && (ux->mem_types & (UINT64_C(1) << m)))
             off += (size_t)snprintf(buf + off, len - off, " %s", ucs_memory_type_names[m]);
     if (off < len)
-        snprintf(buf + off, len - off, "; wakeup: %s; small messages: %s",
+        snprintf(buf + off, len - off, "; wakeup: %s; small messages: %s; large host messages: %s",
                  ux && ux->efd >= 0 ? "yes" : "no",
-                 ux && ux->shm ? "shared-memory mailboxes" : "UCX");
+                 ux && ux->shm ? "shared-memory mailboxes" : "UCX",
+                 ux && ux->shm && ux->cma_pids ? "read by the receiver (cross-memory attach)"
+                                               : "UCX");
 }
 

@@ -242,6 +242,13 @@ check "small messages go through shared-memory mailboxes on one node" \
 out=$(DPCOLL_SHM=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "... and by UCX with DPCOLL_SHM=0" \
     sh -c 'echo "$1" | grep -q "small messages: UCX"' _ "$out"
+check "... and large ones by our own rendezvous (the receiver reads the sender's buffer)" \
+    sh -c 'echo "$1" | grep -q "large host messages: read by the receiver"' _ "$out"
+out=$(DPCOLL_ONE_SIDED=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
+check "... and by UCX with DPCOLL_ONE_SIDED=0" \
+    sh -c 'echo "$1" | grep -q "large host messages: UCX"' _ "$out"
+echo "== test_mpi_coll with large messages by UCX's rendezvous (DPCOLL_ONE_SIDED=0), 3 ranks"
+DPCOLL_ONE_SIDED=0 mpi 3 "$coll" || fail=1
 echo "== test_mpi_coll with small messages by UCX (DPCOLL_SHM=0), 2 ranks"
 DPCOLL_SHM=0 mpi 2 "$coll" || fail=1
 echo "== ... and with only messages up to 256 bytes by mailbox (DPCOLL_SHM_MAX=256), 3 ranks"
