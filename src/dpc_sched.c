@@ -25,6 +25,13 @@
 
 typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPOSE,
                STEP_GET, STEP_PUT, STEP_DCOPY, STEP_DREDUCE } step_kind_t;
+/* With params.defer_local, receives of more than this many bytes are not
+ * tried with recv_now: finishing one in the call means copying it there (a
+ * large message read from its sender's memory), and a nonblocking call's
+ * start should return to the program at once (2 ranks, 64 MiB
+ * MPI_Iallreduce behind a sleep: 60% hidden with the start reading the
+ * first 32 MiB, 80% with the progress thread reading it). */
+#define SCHED_DEFER_NOW_MAX 8192
 /* ST_POLLED: a receive kept by the schedule, not yet posted (poll_recvs) */
 typedef enum { ST_WAITING, ST_ISSUED, ST_POLLED, ST_DONE } step_state_t;
 
@@ -617,9 +624,11 @@ static bool issue_step(dpc_sched_t *s, int id)
         rc = issue_message(s, st, tag, rc);
         break;
     case STEP_RECV:
-        rc = tp->ops->recv_now ? tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count,
-                                                   s->prm.mem)
-                               : DPC_INPROGRESS;
+        /* (a large message copied in the call is local work: not in a
+         * start that defers it, see SCHED_DEFER_NOW_MAX) */
+        rc = tp->ops->recv_now && !(s->prm.defer_local && st->count > SCHED_DEFER_NOW_MAX)
+                 ? tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count, s->prm.mem)
+                 : DPC_INPROGRESS;
         if (rc == DPC_INPROGRESS && s->prm.poll_recvs && tp->ops->recv_now &&
             s->npolled < SCHED_POLL_MAX && s->poll_tests < SCHED_POLL_TESTS) {
             st->state = ST_POLLED;
