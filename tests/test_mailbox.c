@@ -389,8 +389,8 @@ START_TEST(test_rndv_basic)
 END_TEST
 
 /* recv_now reads a large message whose description is here (in the ring
- * or kept aside), and its FIN ends the send; not while a record of ours
- * waits for room in the sender's ring (the FIN could not follow). */
+ * or kept aside), and its FIN ends the send; a large send is never sent
+ * now. */
 START_TEST(test_rndv_now)
 {
     setup_with(1);
