@@ -412,8 +412,11 @@ static void mailbox_reads(dpc_ucx_t *ux)
     while ((x = ux->reads) != NULL) {
         xlist_remove(&ux->reads, &ux->reads_tail, x);
         dpc_status_t st;
-        rndv_read(ux, x->proc, &x->desc, sizeof(x->desc), x->buf, x->len, &st, &x->fin_id,
-                  &x->fin_status);
+        if (!rndv_read(ux, x->proc, &x->desc, sizeof(x->desc), x->buf, x->len, &st, &x->fin_id,
+                       &x->fin_status)) {
+            push_done(ux, x, st);
+            continue;
+        }
         x->status = st;
         x->kind = DPC_SHM_FIN;
         mailbox_send_or_queue(ux, x);
@@ -478,12 +481,15 @@ static void mailbox_drain(dpc_ucx_t *ux, int proc)
     const void *data;
     size_t len;
     while ((pp->posted || pp->lent) && dpc_shm_peek(ux->shm, proc, &tag, &kind, &data, &len)) {
+        if (kind == DPC_SHM_FIN) {
+            fin_arrived(ux, pp, tag, data, len);
+            dpc_shm_pop(ux->shm, proc);
+            continue;
+        }
         struct dpc_xfer *x = pp->posted;
         while (x && x->tag != tag)
             x = x->next;
-        if (kind == DPC_SHM_FIN) {
-            fin_arrived(ux, pp, tag, data, len);
-        } else if (x) {
+        if (x) {
             xlist_remove(&pp->posted, &pp->posted_tail, x);
             mailbox_deliver(ux, x, kind, data, len);
         } else {
