@@ -239,13 +239,13 @@ check "DPCOLL_BCAST_ALGORITHM forces the algorithm" \
 out=$(DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "small messages go through shared-memory mailboxes on one node" \
     sh -c 'echo "$1" | grep -q "small messages: shared-memory mailboxes"' _ "$out"
+check "... and large ones by our own rendezvous (the receiver reads the sender's buffer)" \
+    sh -c 'echo "$1" | grep -q "large host messages: read by the receiver"' _ "$out"
 out=$(DPCOLL_SHM=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "... and by UCX with DPCOLL_SHM=0" \
     sh -c 'echo "$1" | grep -q "small messages: UCX"' _ "$out"
-check "... and large ones by our own rendezvous (the receiver reads the sender's buffer)" \
-    sh -c 'echo "$1" | grep -q "large host messages: read by the receiver"' _ "$out"
 out=$(DPCOLL_ONE_SIDED=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
-check "... and by UCX with DPCOLL_ONE_SIDED=0" \
+check "large messages by UCX's rendezvous with DPCOLL_ONE_SIDED=0" \
     sh -c 'echo "$1" | grep -q "large host messages: UCX"' _ "$out"
 echo "== test_mpi_coll with large messages by UCX's rendezvous (DPCOLL_ONE_SIDED=0), 3 ranks"
 DPCOLL_ONE_SIDED=0 mpi 3 "$coll" || fail=1
