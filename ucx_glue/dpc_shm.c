@@ -255,34 +255,38 @@ static size_t rec_bytes(size_t len)
     return (payload_off(len) + len + LINE - 1) & ~(size_t)(LINE - 1);
 }
 
-/* Room in dst's ring for a record of len bytes at our position (and the
- * pad before it, *pad_p, when it would cross the ring's end). The tail we
- * saw last is looked at again only when that is short. */
-static bool has_room(dpc_shm_t *s, int dst, size_t len, size_t *pad_p)
+/* The pad a record of need bytes at our position in dst's ring needs
+ * first, when it would cross the ring's end. */
+static size_t pad_before(const dpc_shm_t *s, int dst, size_t need)
+{
+    size_t rb = s->ring_bytes, at = (size_t)(s->sent[dst] & (rb - 1));
+    return at + need > rb ? rb - at : 0;
+}
+
+/* Room for bytes more at our position in dst's ring. The tail we saw last
+ * is looked at again only when that is short. */
+static bool fits(dpc_shm_t *s, int dst, size_t bytes)
 {
     uint64_t head = s->sent[dst];
-    size_t rb = s->ring_bytes;
-    size_t at = (size_t)(head & (rb - 1)), need = rec_bytes(len);
-    size_t pad = at + need > rb ? rb - at : 0;
-    *pad_p = pad;
-    if (head + pad + need - s->seen_tail[dst] <= rb)
+    if (head + bytes - s->seen_tail[dst] <= s->ring_bytes)
         return true;
     s->seen_tail[dst] = __atomic_load_n(&ring(s, dst, s->me)->tail, __ATOMIC_ACQUIRE);
-    return head + pad + need - s->seen_tail[dst] <= rb;
+    return head + bytes - s->seen_tail[dst] <= s->ring_bytes;
 }
 
 bool dpc_shm_room(dpc_shm_t *s, int dst, size_t len)
 {
-    size_t pad;
-    return has_room(s, dst, len, &pad);
+    size_t need = rec_bytes(len);
+    return fits(s, dst, pad_before(s, dst, need) + need);
 }
 
 int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, unsigned kind, const void *buf, size_t len)
 {
     ring_ctl_t *r = ring(s, dst, s->me);
     uint64_t head = s->sent[dst];
-    size_t at = (size_t)(head & (s->ring_bytes - 1)), need = rec_bytes(len), pad;
-    if (!has_room(s, dst, len, &pad))
+    size_t at = (size_t)(head & (s->ring_bytes - 1)), need = rec_bytes(len);
+    size_t pad = pad_before(s, dst, need);
+    if (!fits(s, dst, pad + need))
         return -1;
     char *d = ring_data(r);
     if (pad) {
