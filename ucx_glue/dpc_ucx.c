@@ -212,13 +212,7 @@ static dpc_status_t get_ep(dpc_ucx_t *ux, int proc, ucp_ep_h *ep_p)
  * (dpc_shm.h) instead of UCX; which way a message goes depends on its
  * length alone, and a receive is posted for exactly its message's length
  * (the transport contract), so both sides always pick the same way.
- */
-static bool by_mailbox(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
-{
-    return ux->shm && mem == DPC_MEM_HOST && len <= ux->shm_max;
-}
-
-/*
+ *
  * Larger host messages, where every process can read every other's memory
  * (cross-memory attach, dpc_cma.h), go by rendezvous of our own: the
  * sender writes a description (dpc_shm_rndv_t; the id is its xfer's
@@ -240,9 +234,16 @@ static bool by_mailbox(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
  * finished owes nobody anything, and the schedule needs no
  * acknowledgements of its own (ack_min 0 in dpc_ucx_group_create).
  */
-static bool by_rndv(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
+#define BY_UCX (-1)
+/* The way a message goes: DPC_SHM_MSG (in a mailbox record), DPC_SHM_RNDV
+ * (our rendezvous), or BY_UCX. */
+static int ring_way(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
 {
-    return ux->shm && ux->cma_pids && mem == DPC_MEM_HOST && len > ux->shm_max;
+    if (!ux->shm || mem != DPC_MEM_HOST)
+        return BY_UCX;
+    if (len <= ux->shm_max)
+        return DPC_SHM_MSG;
+    return ux->cma_pids ? DPC_SHM_RNDV : BY_UCX;
 }
 
 static void bell_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
@@ -628,9 +629,9 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
     uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
-    if (by_mailbox(ux, len, mem) || by_rndv(ux, len, mem))
-        return mailbox_isend(ux, g->world[peer], t, len <= ux->shm_max ? DPC_SHM_MSG : DPC_SHM_RNDV,
-                             buf, len, cb, arg, xfer_p);
+    int way = ring_way(ux, len, mem);
+    if (way != BY_UCX)
+        return mailbox_isend(ux, g->world[peer], t, (unsigned)way, buf, len, cb, arg, xfer_p);
     dpc_status_t rc = get_ep(ux, g->world[peer], &ep);
     if (rc != DPC_OK)
         return rc;
@@ -661,8 +662,8 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
 static int mailbox_proc(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem, bool rndv)
 {
     group_tp_t *g = (group_tp_t *)tp;
-    if (peer < 0 || peer >= tp->size ||
-        !(by_mailbox(g->ux, len, mem) || (rndv && by_rndv(g->ux, len, mem))))
+    int way = ring_way(g->ux, len, mem);
+    if (peer < 0 || peer >= tp->size || way == BY_UCX || (way == DPC_SHM_RNDV && !rndv))
         return -1;
     return g->world[peer];
 }
@@ -742,7 +743,7 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     dpc_ucx_t *ux = g->ux;
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
-    if (by_mailbox(ux, len, mem) || by_rndv(ux, len, mem))
+    if (ring_way(ux, len, mem) != BY_UCX)
         return mailbox_irecv(ux, g->world[peer], tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT),
                              buf, len, cb, arg, xfer_p);
     struct dpc_xfer *x = xfer_get(ux);
@@ -1216,7 +1217,7 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
      * allgather of 16 MiB blocks at 3 ranks, a rank done and gone into
      * MPICH's own allgather, its right neighbour waiting for the last
      * word of 64 of its messages, which sat in the rank's UCX queue. Our
-     * own rendezvous (by_rndv) needs none: its transfers end on both sides
+     * own rendezvous (ring_way) needs none: its transfers end on both sides
      * only when nothing more is owed.) */
     size_t ucx_rndv = DPC_SHM_MAX_MSG + 1;
     g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
