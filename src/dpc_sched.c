@@ -1182,14 +1182,10 @@ void dpc_sched_release_pool(dpc_sched_t *s)
         pool_release(s);
 }
 
-dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
+/* Every step back to waiting, the counts and stats to zero: a finished
+ * schedule ready to start again. */
+static void rearm(dpc_sched_t *s)
 {
-    /* the scratch must still be the schedule's own: pool memory may have
-     * gone to another schedule since */
-    if (s->state != S_DONE || s->inflight > 0 || s->pool || s->pool_used || !params ||
-        params->tp != s->prm.tp || params->mem != s->prm.mem || params->pool ||
-        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
-        return DPC_ERR_STATE;
     release_regions(s);
     forget_waiting(s);
     for (int i = 0; i < s->nsteps; i++) {
@@ -1204,8 +1200,34 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
     s->status = DPC_OK;
     s->failed_step = -1;
     memset(&s->stats, 0, sizeof(s->stats));
-    s->prm = *params;
     s->state = S_REARMED;
+}
+
+/* (the scratch must still be the schedule's own: pool memory may have
+ * gone to another schedule since) */
+static bool replayable_state(const dpc_sched_t *s)
+{
+    return s->state == S_DONE && s->inflight == 0 && !s->pool && !s->pool_used;
+}
+
+dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
+{
+    if (!replayable_state(s) || !params || params->tp != s->prm.tp ||
+        params->mem != s->prm.mem || params->pool ||
+        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        return DPC_ERR_STATE;
+    rearm(s);
+    s->prm = *params;
+    return DPC_OK;
+}
+
+dpc_status_t dpc_sched_replay_tags(dpc_sched_t *s, uint64_t tag_base, void *user_ctx)
+{
+    if (!replayable_state(s) || (tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        return DPC_ERR_STATE;
+    rearm(s);
+    s->prm.tag_base = tag_base;
+    s->prm.user_ctx = user_ctx;
     return DPC_OK;
 }
 

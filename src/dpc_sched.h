@@ -127,6 +127,11 @@ dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params);
  * pool may be another's by now). Then dpc_sched_start as usual.
  * DPC_ERR_STATE if it cannot be replayed. */
 dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params);
+/* dpc_sched_replay with the parameters s last ran with, but for the tag
+ * base and the program's reduction context (a blocking call repeated
+ * exactly: the rest are the same, and copying them costs as much as the
+ * replay itself). */
+dpc_status_t dpc_sched_replay_tags(dpc_sched_t *s, uint64_t tag_base, void *user_ctx);
 /* A replayed schedule (after dpc_sched_replay, before start) moved onto
  * other buffers of the same sizes: every step address within
  * [old_base, old_base + bytes) of a range is moved by new_base - old_base

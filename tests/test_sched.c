@@ -236,19 +236,22 @@ START_TEST(test_streaming_copy)
 END_TEST
 
 /* Both ranks' finished schedules rearmed for run number `run` (its own tag
- * base). */
-static void replay_both(dpc_sim_t *sim, dpc_sched_t **s, int run)
+ * base): with new parameters, or (tags_only) the last ones but the tags. */
+static void replay_both(dpc_sim_t *sim, dpc_sched_t **s, int run, bool tags_only)
 {
     for (int r = 0; r < 2; r++) {
         dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r),
                                   .tag_base = (uint64_t)(run + 1) << 40, .mem = DPC_MEM_HOST};
-        ck_assert_int_eq(dpc_sched_replay(s[r], &prm), DPC_OK);
+        ck_assert_int_eq(tags_only ? dpc_sched_replay_tags(s[r], prm.tag_base, NULL)
+                                   : dpc_sched_replay(s[r], &prm),
+                         DPC_OK);
     }
 }
 
-/* A finished schedule run again (replay): same steps, new tag base, new
- * data in the same buffers; refused while it runs and when its scratch came
- * from a pool. */
+/* A finished schedule run again (replay, and replay with only new tags):
+ * same steps, new tag base, new data in the same buffers; refused while it
+ * runs, when its scratch came from a pool, and for a tag base with step
+ * bits. */
 START_TEST(test_replay)
 {
     dpc_sim_t *sim = dpc_sim_create(2, NULL);
@@ -258,13 +261,15 @@ START_TEST(test_replay)
     dpc_sched_send(s[0], 1, 5, x, sizeof(x), DPC_NO_DEPS);
     dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 5, tmp, sizeof(x), DPC_NO_DEPS);
     dpc_sched_reduce(s[1], out, tmp, y, 4, DPC_INT32, DPC_OP_SUM, DPC_AFTER(rv));
-    for (int run = 0; run < 3; run++) {
+    for (int run = 0; run < 4; run++) {
         for (int i = 0; i < 4; i++) {
             x[i] = run * 100 + i;
             y[i] = 1000 * (run + 1);
         }
         if (run > 0) {
-            replay_both(sim, s, run);
+            ck_assert_int_eq(dpc_sched_replay_tags(s[0], ((uint64_t)(run + 1) << 40) | 1, NULL),
+                             DPC_ERR_STATE);
+            replay_both(sim, s, run, run >= 2);
         }
         dpc_status_t st[2];
         ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
@@ -273,6 +278,7 @@ START_TEST(test_replay)
             dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 1), .tag_base = 1ull << 40,
                                       .mem = DPC_MEM_HOST};
             ck_assert_int_eq(dpc_sched_replay(s[1], &prm), DPC_ERR_STATE);
+            ck_assert_int_eq(dpc_sched_replay_tags(s[1], 2ull << 40, NULL), DPC_ERR_STATE);
         }
         drive(sim, s, st, 2);
         ck_assert_int_eq(st[0], DPC_OK);
@@ -301,6 +307,7 @@ START_TEST(test_replay)
             dpc_sched_params_t p2 = prm;
             p2.pool = NULL;
             ck_assert_int_eq(dpc_sched_replay(q, &p2), DPC_ERR_STATE);
+            ck_assert_int_eq(dpc_sched_replay_tags(q, 2ull << 40, NULL), DPC_ERR_STATE);
         }
         dpc_sched_destroy(q);
     }
@@ -329,7 +336,7 @@ START_TEST(test_rebase)
             for (int i = 0; i < 4; i++)
                 bufs[run][b][i] = b == 2 ? -1 : (b + 1) * 100 * (run + 1) + i;
         if (run > 0) {
-            replay_both(sim, s, run);
+            replay_both(sim, s, run, false);
             /* (rank 1: output first, then the operand, as the shim lists them) */
             dpc_sched_move_t m0 = {bufs[run - 1][0], bufs[run][0], sizeof(bufs[0][0])};
             dpc_sched_move_t m1[2] = {{bufs[run - 1][2], bufs[run][2], sizeof(bufs[0][2])},

@@ -519,6 +519,62 @@ static uint64_t tag_base(const dpc_comm_t *c, unsigned seq)
            ((uint64_t)(seq & ((1u << DPC_UCX_SEQ_BITS) - 1)) << DPC_UCX_SEQ_SHIFT);
 }
 
+/* The same call, buffers included: its schedule runs again as it is. */
+static bool same_call(const dpc_coll_args_t *was, const dpc_coll_args_t *a)
+{
+    return was->sbuf == a->sbuf && was->rbuf == a->rbuf && same_shape(was, a);
+}
+
+/* A blocking call that repeats the communicator's last replayed one in
+ * every argument, its buffers too, and with the algorithm forced then (a
+ * loop of one small call): its schedule, back in the slot it came from,
+ * runs again with the parameters it ran with but for its tags and this
+ * job's context, and dpc_op_complete gives it back to that slot without
+ * copying its arguments or working out its key again. The general replay
+ * priced these parameters, looked through the slots, checked how the
+ * buffers moved and kept the arguments anew: a quarter of an 8-byte
+ * bcast's instructions at 2 ranks (callgrind), which MPICH's own took 20%
+ * fewer of in all. False (nothing done) when the call is not such a
+ * repeat. */
+static bool repeat_start(dpc_req_t *op)
+{
+    dpc_job_t *j = op->job;
+    dpc_comm_t *c = op->c;
+    const dpc_coll_args_t *a = &j->a;
+    int i = c->replay_last;
+    dpc_sched_t *s = c->replay[i].s;
+    if (!s || c->replay[i].nb || j->bytes > DPC_REPLAY_MAX_BYTES || has_vectors(a) ||
+        j->pipe.on || j->dev_staged || dpc_g.cfg.explain ||
+        c->replay[i].forced != forced_for(a->coll) || !same_call(&c->replay[i].a, a))
+        return false;
+    bool lk = dpc_need_lock();
+    dpc_lock(lk);
+    if (dpc_sched_replay_tags(s, tag_base(c, c->seq), &j->user) != DPC_OK) {
+        dpc_unlock(lk);
+        return false;
+    }
+    c->seq++;
+    op->s = s;
+    op->al = c->replay[i].al;
+    op->forced = c->replay[i].forced;
+    op->replayed = op->repeat = true;
+    op->replay_slot = i;
+    op->replay_key = c->replay_key[i];
+    c->replay[i].s = NULL;
+    c->replay_key[i] = 0;
+    if (!dpc_tl_quiet)
+        last_algo = op->al;
+    dpc_status_t st = dpc_sched_start(s);
+    op->done = st != DPC_OK;
+    op->running = !op->done;
+    op->st = st;
+    op->completed = false;
+    c->refs++;            /* (as dpc_op_start: the state outlives a freed communicator) */
+    op->held = true;
+    dpc_unlock(lk);
+    return true;
+}
+
 int dpc_op_start(dpc_req_t *op)
 {
     dpc_job_t *j = op->job;
@@ -553,6 +609,8 @@ int dpc_op_start(dpc_req_t *op)
     a->push_max = dpc_g.cfg.push_max;
     /* schedules run on host memory (device buffers are staged) */
     a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
+    if (op->mode == DPC_BLOCKING && repeat_start(op))
+        return MPI_SUCCESS;
     /* a repeated call with its schedule kept: the algorithm it ran with
      * then (the same choice, as nothing the model reads has changed unless
      * the forced one did), without pricing the alternatives (a v-variant's
@@ -596,7 +654,7 @@ int dpc_op_start(dpc_req_t *op)
                                                                 : j->bytes / 64,
     };
     dpc_status_t st = DPC_OK;
-    op->replayed = false;
+    op->replayed = op->repeat = false;
     if (keep) {
         prm.pool = NULL;
         if (op->s && op->al && (choose_late ? was_forced == forced : al == op->al) &&
@@ -756,6 +814,15 @@ int dpc_op_complete(dpc_req_t *op)
         dpc_ipc_nb_end(op);
     /* keep the schedule for the next call when it left nothing in flight
      * (a persistent op keeps its own) */
+    if (op->repeat && op->st == DPC_OK && dpc_sched_idle(op->s) && !c->replay[op->replay_slot].s) {
+        /* back where it came from, with the arguments and key it had
+         * there (the same: repeat_start), and no pool (a replay's) */
+        int v = op->replay_slot;
+        c->replay[v].s = op->s;
+        c->replay[v].used = ++c->replay_clock;
+        c->replay_key[v] = op->replay_key;
+        op->s = NULL;
+    }
     if (op->s && dpc_sched_idle(op->s))
         dpc_sched_release_pool(op->s);
     if (op->s && op->mode != DPC_PERSISTENT && replayable(op) && op->st == DPC_OK &&

@@ -261,9 +261,12 @@ typedef struct dpc_req {
     bool freed;                     /* MPI freed the request first */
     bool held;                      /* holds a reference on c */
     bool replayed;                  /* its schedule is a finished one run again */
+    bool repeat;                    /* ... a blocking call the same as the last one in
+                                     * every argument (dpc_op_start's repeat_start) */
     bool unreported;                /* persistent: started, and no completion call has
                                      * reported its end yet (persist.c) */
     int replay_slot;                /* ... taken from this slot of c->replay */
+    uint64_t replay_key;            /* ... whose key it had (a repeat gives it back) */
     const dpc_algo_t *forced;       /* the algorithm forced when it started */
     dpc_coll_args_t built;          /* persistent: the arguments its kept schedule was built
                                      * for (dpc_op_start replays it while they hold) */

@@ -611,6 +611,114 @@ START_TEST(test_repeat)
 }
 END_TEST
 
+/* A program's op for test_repeat_exact: an integer sum. */
+static void int_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
+
+/* The call below d frames of its own, each with a stack of its own: the
+ * job (on the wrapper's stack) is somewhere else at every depth. */
+static int __attribute__((noinline)) allreduce_at_depth(int d, const int *in, int *out, int n,
+                                                        MPI_Op op)
+{
+    volatile char pad[512];
+    pad[d] = (char)d;
+    if (d > 0)
+        return allreduce_at_depth(d - 1, in, out, n, op) + pad[d] - d;
+    return MPI_Allreduce(in, out, n, MPI_INT, op, MPI_COMM_WORLD);
+}
+
+/* One call repeated exactly, the same arguments and buffers, data new each
+ * time: libdpcoll runs its schedule again by a short way (dpc_op_start's
+ * repeat_start). Each algorithm forced in turn between repeats: the repeat
+ * runs the one forced now (dpcoll_last_algorithm: the algorithm the same
+ * call chose on other buffers, where the short way does not apply), and
+ * some switch changes it, or the check proves nothing. A program's op from
+ * stacks at different depths: its reduction is applied with this call's
+ * context, not a finished call's. Every result against PMPI's. */
+START_TEST(test_repeat_exact)
+{
+    enum { N = 96 };
+    int p = t_size;
+    static int in[N * 8], out[N * 8], ref[N * 8], other[N * 8];
+    static const char *const colls[] = {"allreduce", "allgather", "bcast", "alltoall",
+                                        "reduce_scatter_block"};
+    int changes = 0;
+    for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
+        const char *co = colls[ci];
+        int n = strcmp(co, "allreduce") && strcmp(co, "bcast") ? N / 8 : N;
+        char before[64] = "";
+        for (int ai = -1; ai < 0 || dpcoll_algorithm_name(co, ai); ai++) {
+            dpcoll_set_algorithm(co, ai < 0 ? "auto" : dpcoll_algorithm_name(co, ai));
+            char want[64] = "";
+            for (int it = 0; it < 6; it++) {
+                bool first = it == 0;   /* on other buffers: the general way */
+                int *o = first ? other : out;
+                for (int i = 0; i < N * p; i++)
+                    in[i] = (i * 5 + it * 17 + (ai + 2) * 3 + t_rank * 29) % 200 - 100;
+                memcpy(o, in, sizeof(in[0]) * (size_t)(N * p));
+                memcpy(ref, in, sizeof(in[0]) * (size_t)(N * p));
+                int m = n;   /* elements compared */
+                if (!strcmp(co, "allreduce")) {
+                    MPI_Allreduce(in, o, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                    PMPI_Allreduce(in, ref, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                } else if (!strcmp(co, "allgather")) {
+                    MPI_Allgather(in, n, MPI_INT, o, n, MPI_INT, MPI_COMM_WORLD);
+                    PMPI_Allgather(in, n, MPI_INT, ref, n, MPI_INT, MPI_COMM_WORLD);
+                    m = n * p;
+                } else if (!strcmp(co, "bcast")) {
+                    MPI_Bcast(o, n, MPI_INT, 1 % p, MPI_COMM_WORLD);
+                    PMPI_Bcast(ref, n, MPI_INT, 1 % p, MPI_COMM_WORLD);
+                } else if (!strcmp(co, "alltoall")) {
+                    MPI_Alltoall(in, n, MPI_INT, o, n, MPI_INT, MPI_COMM_WORLD);
+                    PMPI_Alltoall(in, n, MPI_INT, ref, n, MPI_INT, MPI_COMM_WORLD);
+                    m = n * p;
+                } else {
+                    MPI_Reduce_scatter_block(in, o, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                    PMPI_Reduce_scatter_block(in, ref, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+                }
+                t_cases++;
+                if (memcmp(o, ref, sizeof(int) * (size_t)m))
+                    t_fail("%s (%s), repeat %d: differs from PMPI", co,
+                           ai < 0 ? "auto" : dpcoll_algorithm_name(co, ai), it);
+                if (first) {
+                    snprintf(want, sizeof(want), "%s", dpcoll_last_algorithm());
+                    continue;
+                }
+                t_cases++;
+                if (strcmp(dpcoll_last_algorithm(), want))
+                    t_fail("%s, repeat %d with %s forced: ran %s, the call on other buffers %s",
+                           co, it, ai < 0 ? "auto" : dpcoll_algorithm_name(co, ai),
+                           dpcoll_last_algorithm(), want);
+            }
+            changes += before[0] && strcmp(before, want);
+            snprintf(before, sizeof(before), "%s", want);
+        }
+        dpcoll_set_algorithm(co, "auto");
+    }
+    t_cases++;
+    if (!changes)
+        t_fail("no forced algorithm changed what a repeat ran: the check proves nothing");
+    MPI_Op sum;
+    MPI_Op_create(int_sum, 1, &sum);
+    for (int it = 0; it < 12; it++) {
+        for (int i = 0; i < N; i++)
+            in[i] = (i * 3 + it * 7 + t_rank * 11) % 100 - 50;
+        int rc = allreduce_at_depth(it % 4, in, out, N, sum);
+        PMPI_Allreduce(in, ref, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        t_cases++;
+        if (rc != MPI_SUCCESS || memcmp(out, ref, sizeof(int) * N))
+            t_fail("a program's op, repeat %d at depth %d: rc %d or differs from PMPI", it,
+                   it % 4, rc);
+    }
+    MPI_Op_free(&sum);
+    t_agree("one call repeated exactly");
+}
+END_TEST
+
 /* The same calls on other buffers each time (as a program that makes fresh
  * arrays for each call: a kept schedule is then moved onto them, not
  * rebuilt), for every algorithm of every collective, in place and not, at
@@ -1129,6 +1237,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_average);
     else if (!strcmp(mode, "repeat")) {
         tcase_add_test(tc, test_repeat);
+        tcase_add_test(tc, test_repeat_exact);
         tcase_add_test(tc, test_rotate);
         tcase_add_test(tc, test_rotate_v);
     }
