@@ -40,8 +40,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     for (int k = 0, d = 1; d < p; k++, d *= 2) {
         int cnt = d < p - d ? d : p - d;
         size_t sl = pos[cnt], rl = pos[d + cnt] - pos[d];
-        dpc_step_id_t sd = sl ? dpc_sched_send(s, mod(r - d, p), (uint32_t)k, w, sl, DPC_AFTER(prev))
-                              : DPC_STEP_NONE;
+        /* the first step sends the own block alone: from where it is,
+         * while it is also copied into the scratch (neither waits for the
+         * other; as the ring and recursive doubling do) */
+        dpc_step_id_t sd = !sl ? DPC_STEP_NONE
+                           : k == 0 ? dpc_sched_send(s, mod(r - d, p), 0, own_src, sl, DPC_NO_DEPS)
+                                    : dpc_sched_send(s, mod(r - d, p), (uint32_t)k, w, sl, DPC_AFTER(prev));
         dpc_step_id_t rv = rl ? dpc_sched_recv(s, mod(r + d, p), (uint32_t)k, w + pos[d], rl, DPC_NO_DEPS)
                               : DPC_STEP_NONE;
         prev = dpc_sched_nop(s, DPC_AFTER(prev, sd, rv));
