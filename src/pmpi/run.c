@@ -541,15 +541,18 @@ static bool repeat_start(dpc_req_t *op)
     dpc_job_t *j = op->job;
     dpc_comm_t *c = op->c;
     const dpc_coll_args_t *a = &j->a;
-    int i = c->replay_last;
-    dpc_sched_t *s = c->replay[i].s;
-    if (!s || c->replay[i].nb || j->bytes > DPC_REPLAY_MAX_BYTES || has_vectors(a) ||
-        j->pipe.on || j->dev_staged || dpc_g.cfg.explain ||
-        c->replay[i].forced != forced_for(a->coll) || !same_call(&c->replay[i].a, a))
+    if (j->bytes > DPC_REPLAY_MAX_BYTES || has_vectors(a) || j->pipe.on || j->dev_staged ||
+        dpc_g.cfg.explain)
         return false;
+    /* (the slots under the lock: a nonblocking call on this communicator
+     * may end in the progress thread meanwhile and keep its schedule) */
     bool lk = dpc_need_lock();
     dpc_lock(lk);
-    if (dpc_sched_replay_tags(s, tag_base(c, c->seq), &j->user) != DPC_OK) {
+    int i = c->replay_last;
+    dpc_sched_t *s = c->replay[i].s;
+    if (!s || c->replay[i].nb || c->replay[i].forced != forced_for(a->coll) ||
+        !same_call(&c->replay[i].a, a) ||
+        dpc_sched_replay_tags(s, tag_base(c, c->seq), &j->user) != DPC_OK) {
         dpc_unlock(lk);
         return false;
     }
