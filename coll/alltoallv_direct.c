@@ -10,8 +10,8 @@
  * once. Both ranks of a pair know both of its blocks' sizes (what one
  * sends, the other receives), so they decide alike.
  *
- * Why: a block beyond the mailboxes goes by UCX's rendezvous, a handshake
- * and the receiver's kernel copy; a read is that copy alone, with the
+ * Why: a block beyond the mailboxes goes by a rendezvous, a handshake and
+ * the receiver's kernel copy; a read is that copy alone, with the
  * descriptor's message sent before the data are asked for (the equal-count
  * all-to-all's direct algorithm is 1.2-1.9x pairwise at 16-64 KiB blocks on
  * 2 ranks: docs/bench).

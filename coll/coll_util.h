@@ -71,10 +71,10 @@ static inline int rank_blocks(const dpc_coll_args_t *a, int concatenated, size_t
 }
 
 /* The start-up cost of one message of `bytes` (cost model): alpha through
- * the mailboxes, alpha_rndv beyond them (on one node UCX's rendezvous: a
- * request to send and an acknowledgement around the receiver's kernel copy,
- * which dpcoll_tune fits on its own: 2.5-3 us on the reference machine
- * against 0.35 us for a mailbox record). */
+ * the mailboxes, alpha_rndv beyond them (on one node libdpcoll's own
+ * rendezvous: a record saying where the buffer is, the receiver's kernel
+ * copy and a record back, which dpcoll_tune fits on its own: 3-4 us on this
+ * VM in session 31 against 0.35 us for a mailbox record). */
 static inline double msg_alpha(const dpc_cost_params_t *c, double bytes)
 {
     /* (the default mailbox size: the model is the same for every job) */

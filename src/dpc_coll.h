@@ -72,9 +72,10 @@ typedef struct dpc_cost_params {
     double beta;    /* seconds per byte (1 / bandwidth) */
     double gamma;   /* seconds per byte reduced */
     /* seconds per message beyond the shared-memory mailboxes: on one node
-     * UCX's rendezvous (a request to send and an acknowledgement around the
-     * receiver's kernel copy), dearer than a mailbox record and fitted on
-     * its own by dpcoll_tune (coll/coll_util.h, msg_alpha) */
+     * libdpcoll's own rendezvous (a record saying where the buffer is, the
+     * receiver's kernel copy, a record back), elsewhere UCX's; dearer than
+     * a mailbox record and fitted on its own by dpcoll_tune
+     * (coll/coll_util.h, msg_alpha) */
     double alpha_rndv;
     /* seconds per call, whatever the algorithm (entering the shim, choosing,
      * building or replaying the schedule, completing it): the same for every
