@@ -91,8 +91,9 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
             with[q] = reads_pair(a, q);
             where[q] = a2a_send_len(a, q) ? (uint64_t)(a2a_send_off(a, q) - lo) : 0;
         }
-        st = direct_exchange_some(&d, s, p, r, bufs, &span, 1, with, where,
-                                  sizeof(uint64_t) * (size_t)p, ready);
+        direct_more_t more = {.with = with, .extra = where,
+                              .extra_bytes = sizeof(uint64_t) * (size_t)p, .ready = ready};
+        st = direct_exchange_some(&d, s, p, r, bufs, &span, 1, &more);
     }
     if (st == DPC_OK) {
         int nr = 0;

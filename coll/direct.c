@@ -12,9 +12,13 @@ void direct_free(direct_t *d)
 }
 
 dpc_status_t direct_exchange_some(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
-                                  const size_t *lens, int nreg, const bool *with,
-                                  const void *extra, size_t extra_bytes, dpc_step_id_t ready)
+                                  const size_t *lens, int nreg, const direct_more_t *more)
 {
+    static const direct_more_t plain = {.ready = DPC_STEP_NONE};
+    if (!more)
+        more = &plain;
+    const bool *with = more->with;
+    size_t extra_bytes = more->extra_bytes;
     memset(d, 0, sizeof(*d));
     d->s = s;
     d->p = p;
@@ -31,12 +35,12 @@ dpc_status_t direct_exchange_some(direct_t *d, dpc_sched_t *s, int p, int r, voi
         return DPC_ERR_NOMEM;
     }
     if (extra_bytes)
-        memcpy(d->mine + (size_t)nreg * DPC_REGION_DESC_MAX, extra, extra_bytes);
+        memcpy(d->mine + (size_t)nreg * DPC_REGION_DESC_MAX, more->extra, extra_bytes);
     dpc_step_id_t ex[DIRECT_MAX_REGIONS + 1];
     for (int k = 0; k < nreg; k++)
         ex[k] = dpc_sched_expose(s, bufs[k], lens[k], d->mine + (size_t)k * DPC_REGION_DESC_MAX,
                                  DPC_NO_DEPS);
-    ex[nreg] = ready;
+    ex[nreg] = more->ready;
     dpc_step_id_t exposed = dpc_sched_nop(s, ex, nreg + 1);
     for (int i = 1; i < p; i++) {
         int q = (r + i) % p;
@@ -54,7 +58,7 @@ dpc_status_t direct_exchange_some(direct_t *d, dpc_sched_t *s, int p, int r, voi
 dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
                              const size_t *lens, int nreg)
 {
-    return direct_exchange_some(d, s, p, r, bufs, lens, nreg, NULL, NULL, 0, DPC_STEP_NONE);
+    return direct_exchange_some(d, s, p, r, bufs, lens, nreg, NULL);
 }
 
 /* One chunk of an op that does not commute (DPC_OP_USER_ORDERED): the

@@ -39,13 +39,19 @@ typedef struct direct {
  * Returns DPC_OK or DPC_ERR_NOMEM (the schedule also records errors). */
 dpc_status_t direct_exchange(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
                              const size_t *lens, int nreg);
-/* The same with the peers where with[q] (NULL: all; every rank must say
- * the same of each pair), extra_bytes of `extra` after the descriptors in
- * every message (direct_extra), and the descriptors sent after `ready`
- * too (the regions' contents are final then). */
+/* What direct_exchange_some adds to a plain exchange. */
+typedef struct direct_more {
+    const bool *with;           /* the peers q where with[q] (NULL: all; every rank
+                                   must say the same of each pair) */
+    const void *extra;          /* extra_bytes of it after the descriptors in every
+                                   message (direct_extra) */
+    size_t extra_bytes;
+    dpc_step_id_t ready;        /* the descriptors sent after it too (the regions'
+                                   contents are final then) */
+} direct_more_t;
+/* The same, with more (NULL: a plain exchange). */
 dpc_status_t direct_exchange_some(direct_t *d, dpc_sched_t *s, int p, int r, void *const *bufs,
-                                  const size_t *lens, int nreg, const bool *with,
-                                  const void *extra, size_t extra_bytes, dpc_step_id_t ready);
+                                  const size_t *lens, int nreg, const direct_more_t *more);
 void direct_free(direct_t *d);
 
 static inline const void *direct_desc(const direct_t *d, int q, int k)
