@@ -138,10 +138,16 @@ static int grow(void **arr, int *cap, int need, size_t elsize)
     return 0;
 }
 
+/* A tag base leaves the step's bits free. */
+static bool tag_base_ok(uint64_t tag_base)
+{
+    return !(tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1));
+}
+
 dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sched_p)
 {
     if (!params || !params->tp || !sched_p ||
-        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        !tag_base_ok(params->tag_base))
         return DPC_ERR_ARG;
     dpc_sched_t *s = calloc(1, sizeof(*s));
     if (!s)
@@ -1214,7 +1220,7 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
 {
     if (!replayable_state(s) || !params || params->tp != s->prm.tp ||
         params->mem != s->prm.mem || params->pool ||
-        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        !tag_base_ok(params->tag_base))
         return DPC_ERR_STATE;
     rearm(s);
     s->prm = *params;
@@ -1223,7 +1229,7 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)
 
 dpc_status_t dpc_sched_replay_tags(dpc_sched_t *s, uint64_t tag_base, void *user_ctx)
 {
-    if (!replayable_state(s) || (tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+    if (!replayable_state(s) || !tag_base_ok(tag_base))
         return DPC_ERR_STATE;
     rearm(s);
     s->prm.tag_base = tag_base;
@@ -1258,7 +1264,7 @@ dpc_status_t dpc_sched_rebase(dpc_sched_t *s, const dpc_sched_move_t *moves, int
 dpc_status_t dpc_sched_reinit(dpc_sched_t *s, const dpc_sched_params_t *params)
 {
     if (s->inflight > 0 || s->state == S_RUNNING || !params || !params->tp ||
-        (params->tag_base & ((UINT64_C(1) << DPC_STEP_TAG_BITS) - 1)))
+        !tag_base_ok(params->tag_base))
         return DPC_ERR_STATE;
     reset(s);
     s->prm = *params;

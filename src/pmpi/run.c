@@ -519,6 +519,20 @@ static uint64_t tag_base(const dpc_comm_t *c, unsigned seq)
            ((uint64_t)(seq & ((1u << DPC_UCX_SEQ_BITS) - 1)) << DPC_UCX_SEQ_SHIFT);
 }
 
+/* op's state once its schedule has started (or failed to: st), under the
+ * lock when locking. */
+static void mark_started(dpc_req_t *op, dpc_status_t st)
+{
+    op->done = st != DPC_OK;
+    op->running = !op->done;
+    op->st = st;
+    op->completed = false;
+    if (!op->held) {
+        op->c->refs++;        /* the state outlives a communicator freed meanwhile */
+        op->held = true;
+    }
+}
+
 /* The same call, buffers included: its schedule runs again as it is. */
 static bool same_call(const dpc_coll_args_t *was, const dpc_coll_args_t *a)
 {
@@ -567,13 +581,7 @@ static bool repeat_start(dpc_req_t *op)
     c->replay_key[i] = 0;
     if (!dpc_tl_quiet)
         last_algo = op->al;
-    dpc_status_t st = dpc_sched_start(s);
-    op->done = st != DPC_OK;
-    op->running = !op->done;
-    op->st = st;
-    op->completed = false;
-    c->refs++;            /* (as dpc_op_start: the state outlives a freed communicator) */
-    op->held = true;
+    mark_started(op, dpc_sched_start(s));
     dpc_unlock(lk);
     return true;
 }
@@ -735,14 +743,7 @@ int dpc_op_start(dpc_req_t *op)
         st = dpc_ipc_nb_start(op, tag_base(c, seq_ipc));
     else if (st == DPC_OK)
         st = dpc_sched_start(op->s);
-    op->done = st != DPC_OK;
-    op->running = !op->done;
-    op->st = st;
-    op->completed = false;
-    if (!op->held) {
-        c->refs++;            /* the state outlives a communicator freed meanwhile */
-        op->held = true;
-    }
+    mark_started(op, st);
     if (op->running && op->mode != DPC_BLOCKING) {
         dpc_g.nb_started++;
         op->active_bytes = j->bytes;
