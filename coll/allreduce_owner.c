@@ -22,8 +22,9 @@
  * is reduced by its owner alone and passed on bit for bit, so every rank
  * gets the same bits.
  *
- * Cost (n bytes): 2(p-1) alpha + 2(p-1)/p n beta + (p-1)/p n gamma, the
- * device's gamma where the device reduces.
+ * Cost (n bytes): 2(p-1) alpha + 2(p-1)/p n beta + (p-1)/p n (gamma +
+ * beta_reread), the device's gamma where the device reduces (the
+ * contributions are reduced from the whole messages they arrived in).
  */
 #include "config.h"
 #include "coll_util.h"
@@ -149,7 +150,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
     return 2 * (p - 1) * msg_alpha(c, n / p) + 2 * (p - 1) / p * n * c->beta +
-           (p - 1) / p * n * c->gamma;
+           (p - 1) / p * n * (c->gamma + c->beta_reread);
 }
 
 /* Every block but the own one goes out once as a contribution, and the own

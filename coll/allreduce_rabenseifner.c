@@ -17,7 +17,11 @@
  * Restrictions: any p, any count.
  *
  * Cost (n bytes, L = log2 p'): 2 L alpha + 2 (p'-1)/p' n beta
- *   + (p'-1)/p' n gamma, plus 2 (alpha + n beta) + n gamma when folded.
+ *   + (p'-1)/p' n (gamma + beta_reread), plus 2 (alpha + n beta)
+ *   + n (gamma + beta_reread) when folded. (beta_reread: each halving
+ *   step reduces a whole message received, read back from memory when it
+ *   does not fit the caches; the direct allreduce reduces chunks from cache,
+ *   which is why it overtakes this one from about 8 MiB at 2 ranks.)
  * The ring's bandwidth in 2 L steps instead of 2 (p-1).
  * Bytes sent by a participating new rank: the half given at each halving
  * step (n less its final block in all), and its range after each step
@@ -147,11 +151,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
     double n = (double)(a->count * elsize(a)), pp = f.pp;
-    double t = 2 * (pp - 1) / pp * n * c->beta + (pp - 1) / pp * n * c->gamma;
+    double t = 2 * (pp - 1) / pp * n * c->beta + (pp - 1) / pp * n * (c->gamma + c->beta_reread);
     for (int k = 1; k <= f.steps; k++)      /* halves n/2, n/4...; the same back */
         t += 2 * msg_alpha(c, n / (double)(1u << k));
     if (f.rem)
-        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * c->gamma;
+        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * (c->gamma + c->beta_reread);
     return t;
 }
 

@@ -11,8 +11,10 @@
  * neighbours too), every element is reduced in rank order: an op that does
  * not commute runs here (DPC_ALGO_RANK_ORDER).
  *
- * Cost (n bytes, L = log2 p'): L (alpha + n beta + n gamma), plus
- *   2 (alpha + n beta) + n gamma when p is not a power of two.
+ * Cost (n bytes, L = log2 p'): L (alpha + n beta + n gamma + n beta_reread),
+ *   plus 2 (alpha + n beta) + n (gamma + beta_reread) when p is not a power
+ *   of two (every reduction reads a whole message received: beta_reread,
+ *   dpc_cost_params_t).
  * Latency-optimal for small n; moves L n bytes, far more than the ring's
  * 2 n for large n.
  * Bytes sent by rank r: n if r sits out (even, r < 2 rem); else L n, plus n
@@ -80,9 +82,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
     double n = (double)(a->count * elsize(a));
-    double t = f.steps * (msg_alpha(c, n) + n * c->beta + n * c->gamma);
+    double t = f.steps * (msg_alpha(c, n) + n * (c->beta + c->gamma + c->beta_reread));
     if (f.rem)
-        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * c->gamma;
+        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * (c->gamma + c->beta_reread);
     return t;
 }
 

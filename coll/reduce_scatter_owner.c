@@ -102,10 +102,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     return dpc_pipeline_rs_build(a, &host, most ? most * elsize(a) : 1, s);
 }
 
+/* One round of p-1 messages, reduced from the slots they arrived in, whole
+ * (beta_reread, dpc_cost_params_t). */
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
-    return (p - 1) * msg_alpha(c, n / p) + (p - 1) / p * n * (c->beta + c->gamma);
+    return (p - 1) * msg_alpha(c, n / p) + (p - 1) / p * n * (c->beta + c->gamma + c->beta_reread);
 }
 
 /* Every other rank's block, in one message each (none for an empty one). */

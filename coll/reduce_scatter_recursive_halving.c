@@ -14,8 +14,10 @@
  * such ops at any p).
  *
  * Cost (n = total input bytes, L = log2 p'): L alpha + (p'-1)/p' n
- *   (beta + gamma), plus alpha + n (beta + gamma) + alpha + n/p beta when
- *   folded (equal blocks).
+ *   (beta + gamma + beta_reread), plus alpha + n (beta + gamma +
+ *   beta_reread) + alpha + n/p beta when folded (equal blocks); every
+ *   reduction reads a whole message received (beta_reread,
+ *   dpc_cost_params_t).
  * Bytes sent: a rank that sits out sends n; new rank j sends n minus the
  * bytes of its own blocks, plus b(r-1) for the odd ranks r < 2 rem.
  */
@@ -122,11 +124,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
     double n = (double)total_bytes(a), pp = f.pp;
-    double t = (pp - 1) / pp * n * (c->beta + c->gamma);
+    double t = (pp - 1) / pp * n * (c->beta + c->gamma + c->beta_reread);
     for (int k = 1; k <= f.steps; k++)      /* halves: n/2, n/4... */
         t += msg_alpha(c, n / (double)(1u << k));
     if (f.rem)
-        t += msg_alpha(c, n) + msg_alpha(c, n / a->size) + n * (c->beta + c->gamma) +
+        t += msg_alpha(c, n) + msg_alpha(c, n / a->size) + n * (c->beta + c->gamma + c->beta_reread) +
              n / a->size * c->beta;
     return t;
 }

@@ -93,6 +93,13 @@ typedef struct dpc_cost_params {
      * how far the second copy is from free. Fitted by dpcoll_tune; 0 (the
      * two copies cost the larger one) where a tune file does not name it */
     double beta_concurrent;
+    /* seconds per byte that a reduction reads back of a whole message it
+     * received (recursive halving and doubling, Rabenseifner, the owners):
+     * the message went to memory as it arrived, and beyond the caches the
+     * reduction reads it from there again, where the ring's segments and
+     * the direct algorithms' chunks are reduced from cache. Fitted by
+     * dpcoll_tune; 0 where a tune file does not name it */
+    double beta_reread;
 } dpc_cost_params_t;
 
 /* Restrictions an algorithm states about its inputs. */

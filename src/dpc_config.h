@@ -81,11 +81,11 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* Tune files: "key = value" lines; '#' starts a comment. Per set of
  * constants (dpc_cost_fields: alpha, beta, gamma, alpha_rndv, alpha_get,
- * alpha_call, beta_concurrent), KEY for calls below large_bytes, KEY_large from there up,
+ * alpha_call, beta_concurrent, beta_reread), KEY for calls below large_bytes, KEY_large from there up,
  * KEY_huge from huge_bytes up, KEY_memory from memory_bytes up (a threshold
  * left out or 0: no such set). A key left out of a set keeps the previous
  * set's value (the small set's: the default); alpha_rndv, alpha_get and
- * alpha_call (and beta_concurrent) named in no set at all (an older file)
+ * alpha_call (and beta_concurrent, beta_reread) named in no set at all (an older file)
  * are DPC_COST_RNDV_ALPHAS, DPC_COST_GET_ALPHAS and 0 alphas of each set
  * (0). */
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen);

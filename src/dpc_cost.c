@@ -15,6 +15,8 @@ const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS] = {
     /* (last: the columns of older measurement files keep their places) */
     {"beta_concurrent", offsetof(dpc_cost_params_t, beta_concurrent), 0, true,
      "seconds per byte of the smaller of two copies out of the same lines at once"},
+    {"beta_reread", offsetof(dpc_cost_params_t, beta_reread), 0, true,
+     "seconds per byte a reduction reads back of a whole message received"},
 };
 
 dpc_cost_params_t dpc_cost_defaults(void)
@@ -92,7 +94,22 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
          * mean, 1.058 -> 1.032 untouched and 1.072 -> 1.045 with -t (with
          * the direct reduce-scatter's reads priced); dpcoll_tune fits of
          * the same day put it at 3.0-4.0 us, against 2.4-4.6 for
-         * alpha_get, but disagree run to run on the rest. */
+         * alpha_get, but disagree run to run on the rest.
+         *
+         * The memory set (buffers spanning 16 MiB and more) is session
+         * 32's: at 2 ranks the direct allreduce beat Rabenseifner's from
+         * 8 MiB in 17 of 20 dpcoll_bench runs, which the old set could not
+         * see: every algorithm paid the same per byte. Rabenseifner's and
+         * recursive halving's reductions read back whole received halves
+         * from memory (beta_reread, fitted at 7 GB/s, a memory read); the
+         * direct and ring ones reduce cache-sized chunks. Fitted by
+         * dpcoll_tune -r on four dpcoll_bench -a all runs of 512 KiB-64 MiB
+         * (two with -t), their rows from 16 MiB of buffers
+         * (docs/bench/np2_memory_fit.txt). Fitted on two of the runs, the
+         * choices' time over the fastest algorithm's in the other two went
+         * from 1.077 to 1.057 and 1.091 to 1.085 (geometric means); on
+         * nine other runs of 8 B-64 MiB, allreduce 1.079 -> 1.065. The
+         * smaller sets reduce messages that fit the caches: 0 there. */
         .set = {{.alpha = 3.472e-7, .beta = 1.307e-10, .gamma = 2.593e-10,
                  .alpha_rndv = 3.418e-6 + 3.472e-7, .alpha_get = 3.418e-6,
                  .alpha_call = 2.415e-7, .beta_concurrent = 1.744e-10},
@@ -102,8 +119,10 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
                 {.alpha = 1.726e-7, .beta = 4.928e-11, .gamma = 1.482e-10,
                  .alpha_rndv = 3.693e-6 + 1.726e-7, .alpha_get = 3.693e-6, .alpha_call = 0,
                  .beta_concurrent = 4.208e-11},
-                {.alpha = 0, .beta = 7.564e-11, .gamma = 1.174e-10, .alpha_rndv = 3.933e-6,
-                 .alpha_get = 2.324e-5, .alpha_call = 0, .beta_concurrent = 1.908e-11}},
+                /* (memory: session 32, see below) */
+                {.alpha = 0, .beta = 1.799e-10, .gamma = 2.229e-10, .alpha_rndv = 2.2e-5,
+                 .alpha_get = 2.786e-5, .alpha_call = 2.664e-5, .beta_concurrent = 5.665e-11,
+                 .beta_reread = 1.416e-10}},
         .from = {0, 4096, 64u << 10, 16u << 20}};
     return m;
 }

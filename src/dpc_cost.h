@@ -18,8 +18,8 @@ dpc_cost_params_t dpc_cost_defaults(void);
 
 /* The constants of a set by name (tune files, agreeing them across ranks):
  * alpha, beta, gamma, then those that, when a file names none of them,
- * are `alphas` times the set's alpha (alpha_rndv, alpha_get; alpha_call
- * and beta_concurrent 0). */
+ * are `alphas` times the set's alpha (alpha_rndv, alpha_get; alpha_call,
+ * beta_concurrent and beta_reread 0). */
 typedef struct dpc_cost_field {
     const char *key;
     size_t off;          /* in dpc_cost_params_t */
@@ -27,7 +27,7 @@ typedef struct dpc_cost_field {
     bool per_byte;       /* seconds per byte (also shown as a rate) */
     const char *what;    /* for the file's comments */
 } dpc_cost_field_t;
-#define DPC_COST_NFIELDS 7
+#define DPC_COST_NFIELDS 8
 extern const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS];
 static inline double *dpc_cost_field(dpc_cost_params_t *c, int i)
 {

@@ -3,12 +3,13 @@
  * Under mpiexec it times every algorithm of allreduce, reduce-scatter,
  * allgather, bcast and alltoall over a range of sizes (forced one by one,
  * medians of repeats, slowest rank), then fits alpha_call (per call), alpha (per
- * message), alpha_rndv (per message beyond the mailboxes: UCX's
- * rendezvous), alpha_get (per one-sided read or write), beta (per byte
- * sent) and gamma (per byte reduced) so that the algorithms' own cost
- * formulas match the measurements: the model is linear in the six
- * constants, so each measurement is one row of a least-squares problem,
- * weighted by 1/time so that 8 B and 16 MiB count alike; the constants are
+ * message), alpha_rndv (per message beyond the mailboxes: a rendezvous),
+ * alpha_get (per one-sided read or write), beta (per byte sent), gamma (per
+ * byte reduced), beta_concurrent (per byte of a second copy at once) and
+ * beta_reread (per byte a reduction reads back of a whole message
+ * received) so that the algorithms' own cost formulas match the
+ * measurements: the model is linear in the constants, so each measurement
+ * is one row of a least-squares problem, weighted by 1/time so that 8 B and 16 MiB count alike; the constants are
  * kept non-negative; up to four sets of them, for calls of different sizes
  * (dpc_cost_model_t). Rank 0 writes the tune file (read at MPI_Init through
  * DPCOLL_TUNE_FILE) and prints measured against predicted times.
@@ -355,12 +356,13 @@ static int measure_all(point_t *pt, int p, size_t maxb)
     return n;
 }
 
-/* -r: the measurements of an earlier run (a points file this tool wrote),
+/* -r: the measurements of an earlier run (a points file this tool wrote, or
+ * a dpcoll_bench CSV: time_us, its auto: rows left out),
  * their coefficients computed again from the model as it is now, so that a
  * change of formula is fitted to the same measurements; p is the file's
  * ranks column, or `ranks` where it has none. Returns the points, or -1
  * with a message. */
-static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
+static int read_points(const char *path, int ranks, point_t *pt, int room, int *p_out)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -372,9 +374,10 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
     }
     /* the header names the columns: the ones needed, and the file's own
      * coefficients, to say whether the model has changed since */
-    enum { COLL, RANKS, ALGO, BYTES, SECONDS, NCOL };
-    static const char *want[NCOL] = {"collective", "ranks", "algorithm", "bytes", "seconds"};
-    int col[NCOL] = {-1, -1, -1, -1, -1}, kcol[NCONST], ncols = 0;
+    enum { COLL, RANKS, ALGO, BYTES, SECONDS, MICROS, NCOL };
+    static const char *want[NCOL] = {"collective", "ranks", "algorithm", "bytes", "seconds",
+                                     "time_us"};
+    int col[NCOL] = {-1, -1, -1, -1, -1, -1}, kcol[NCONST], ncols = 0;
     for (int j = 0; j < NCONST; j++)
         kcol[j] = -1;
     for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), ncols++) {
@@ -385,14 +388,17 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
             if (!strncmp(tok, "k_", 2) && !strcmp(tok + 2, dpc_cost_fields[j].key))
                 kcol[j] = ncols;
     }
-    if (col[COLL] < 0 || col[ALGO] < 0 || col[BYTES] < 0 || col[SECONDS] < 0 ||
+    /* a dpcoll_bench CSV (-o) times its rows in microseconds */
+    int tcol = col[SECONDS] >= 0 ? col[SECONDS] : col[MICROS];
+    double tunit = col[SECONDS] >= 0 ? 1 : 1e-6;
+    if (col[COLL] < 0 || col[ALGO] < 0 || col[BYTES] < 0 || tcol < 0 ||
         (col[RANKS] < 0 && ranks < 1)) {
-        fprintf(stderr, "dpcoll_tune: %s: needs columns collective, algorithm, bytes and seconds%s\n",
-                path, col[RANKS] < 0 ? ", and ranks (or -p P)" : "");
+        fprintf(stderr, "dpcoll_tune: %s: needs columns collective, algorithm, bytes and seconds "
+                "(or time_us)%s\n", path, col[RANKS] < 0 ? ", and ranks (or -p P)" : "");
         fclose(f);
         return -1;
     }
-    int n = 0, lineno = 1, changed = 0, p = ranks;
+    int n = 0, lineno = 1, changed = 0, p = ranks, skipped = 0;
     while (fgets(line, sizeof(line), f)) {
         char *field[64] = {0};
         int nf = 0;
@@ -401,10 +407,14 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
             field[nf++] = tok;
         if (nf == 0)
             continue;   /* (blank) */
-        if (nf < ncols || n == MAXPT) {
-            if (n == MAXPT)
+        if (nf >= ncols && !strncmp(field[col[ALGO]], "auto:", 5)) {
+            skipped++;   /* (dpcoll_bench's row of the model's choice: measured again by name) */
+            continue;
+        }
+        if (nf < ncols || n == room) {
+            if (n == room)
                 fprintf(stderr, "dpcoll_tune: %s line %d: more measurements than the tool takes "
-                                "(%d)\n", path, lineno, (int)MAXPT);
+                                "(%d in all)\n", path, lineno, (int)MAXPT);
             else
                 fprintf(stderr, "dpcoll_tune: %s line %d: too few columns\n", path, lineno);
             fclose(f);
@@ -422,7 +432,7 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
         }
         pt[n].al = al;
         pt[n].bytes = strtoull(field[col[BYTES]], NULL, 10);
-        pt[n].t = strtod(field[col[SECONDS]], NULL);
+        pt[n].t = strtod(field[tcol], NULL) * tunit;
         if (pt[n].bytes == 0 || !(pt[n].t > 0) || !isfinite(pt[n].t)) {
             fprintf(stderr, "dpcoll_tune: %s line %d: bytes and seconds must be positive\n", path,
                     lineno);
@@ -443,6 +453,8 @@ static int read_points(const char *path, int ranks, point_t *pt, int *p_out)
     for (int j = 0; j < NCONST; j++)
         any_k |= kcol[j] >= 0;
     printf("read %d measurements on %d ranks from %s", n, p, path);
+    if (skipped)
+        printf(" (%d row%s of the model's choice left out)", skipped, skipped == 1 ? "" : "s");
     if (any_k)   /* (a file this tool wrote: its coefficients say how the model priced them) */
         printf("; the model prices %d of them otherwise than when they were written", changed);
     printf("\n");
@@ -456,11 +468,13 @@ int main(int argc, char **argv)
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    const char *refit = NULL, *model_path = NULL;
+    enum { MAXFILES = 64 };
+    const char *refit[MAXFILES], *model_path = NULL;
+    int nrefit = 0;
     int ranks = 0, argi = 1;
     for (; argi < argc && argv[argi][0] == '-'; argi++) {
-        if (!strcmp(argv[argi], "-r") && argi + 1 < argc)
-            refit = argv[++argi];
+        if (!strcmp(argv[argi], "-r") && argi + 1 < argc && nrefit < MAXFILES)
+            refit[nrefit++] = argv[++argi];
         else if (!strcmp(argv[argi], "-p") && argi + 1 < argc)
             ranks = atoi(argv[++argi]);
         else if (!strcmp(argv[argi], "-m") && argi + 1 < argc)
@@ -472,13 +486,14 @@ int main(int argc, char **argv)
                 fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [-u] [file [points.csv]]\n"
                                 "       (-u: buffers left as the collectives leave them, not\n"
                                 "        written before and read after each call)\n"
-                                "       dpcoll_tune -r measured.csv [-p P] [file [points.csv]]\n"
+                                "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [file [points.csv]]\n"
+                                "       (measured.csv: a points file, or dpcoll_bench -o's CSV)\n"
                                 "       dpcoll_tune -r measured.csv [-p P] -m model.tune\n");
             MPI_Finalize();
             return 2;
         }
     }
-    if (model_path && !refit) {
+    if (model_path && !nrefit) {
         if (rank == 0)
             fprintf(stderr, "dpcoll_tune: -m checks a model against measurements read with -r\n");
         MPI_Finalize();
@@ -497,8 +512,12 @@ int main(int argc, char **argv)
     size_t maxb = 64u << 20;
     point_t *pt = calloc(MAXPT, sizeof(point_t));
     int n;
-    if (refit) {
-        n = rank == 0 ? read_points(refit, ranks, pt, &p) : 0;
+    if (nrefit) {   /* (several files: their measurements together, one fit) */
+        n = 0;
+        for (int i = 0; i < nrefit && rank == 0 && n >= 0; i++) {
+            int got = read_points(refit[i], ranks, pt + n, MAXPT - n, &p);
+            n = got < 0 ? -1 : n + got;
+        }
         MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (n < 0) {
             free(pt);
@@ -539,9 +558,10 @@ int main(int argc, char **argv)
                    pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred * 1e6, e * 100);
         }
         char comment[400];
-        snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s%s on %d ranks; %d of %d "
-                 "measurements within 30%% of the model", refit ? " -r " : "", refit ? refit : "",
-                 !refit && !touch_buffers ? " -u" : "", p, within, n);
+        snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s%s%s on %d ranks; %d of %d "
+                 "measurements within 30%% of the model", nrefit ? " -r " : "",
+                 nrefit ? refit[0] : "", nrefit > 1 ? " ..." : "",
+                 !nrefit && !touch_buffers ? " -u" : "", p, within, n);
         printf("\n");
         dpc_cost_model_print(stdout, &m, "");
         printf("%d of %d measurements within 30%% of the model%s%s\n", within, n,

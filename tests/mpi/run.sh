@@ -341,6 +341,18 @@ out=$(mpi 1 "$tool" -r "$dir/points.csv" "$dir/fitted.tune" 2>&1)
 check "dpcoll_tune -r fits them: its file predicts them all again" \
     sh -c 'test -s "$2/fitted.tune" && "$3" -r "$2/points.csv" -m "$2/fitted.tune" |
            grep -q "^5 of 5 measurements within 30%"' _ "$out" "$dir" "$tool"
+# a dpcoll_bench CSV (-o: microseconds, and a row of the model's choice,
+# named auto:..., which is a repeat measured apart and left out; this one
+# is 100x off, so that it would show) as a second -r: one fit of both files
+{ echo "collective,ranks,bytes,count,type,algorithm,time_us,wrong"
+  for n in 262144 524288 1048576 2097152 4194304; do
+      echo "bcast,2,$n,$n,byte,direct,$(awk -v n=$n 'BEGIN { printf "%.3f", 4.5 + n * 1e-4 }'),0"
+  done
+  echo "bcast,2,262144,262144,byte,auto:direct,3000,0"; } > "$dir/bench.csv"
+out=$(mpi 1 "$tool" -r "$dir/points.csv" -r "$dir/bench.csv" -m "$dir/known.tune" 2>&1)
+check "dpcoll_tune -r twice, the second a dpcoll_bench CSV (time_us): 10 measurements, the auto row left out" \
+    sh -c 'echo "$1" | grep -q "^10 of 10 measurements within 30% of the model in" &&
+           echo "$1" | grep -q "bench.csv (1 row of the model.s choice left out)"' _ "$out"
 echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
 out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
 check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \
