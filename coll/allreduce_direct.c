@@ -23,9 +23,12 @@
  * does not commute in rank order (direct.c: DPC_ALGO_RANK_ORDER).
  *
  * Cost (n bytes, S chunks per block): (p-1) (2 alpha + 2 S alpha_get)
- *   + (p-1)/p n (beta + gamma): two messages, and a read and a write per
- * chunk and peer (one-sided: alpha_get each); the reads
- * ride on the reduction (they land in cache), the writes move (p-1)/p n.
+ *   + (p-1)/p n (2 beta + gamma): two messages, and a read and a write per
+ * chunk and peer (one-sided: alpha_get each); the reads move (p-1)/p n, as
+ * the direct reduce-scatter's do (a read is a system call on the reader's
+ * core that returns when the bytes are in, as the ring receiver's is), and
+ * the writes as much again: the ring's and Rabenseifner's traffic. What it
+ * saves is their reading back of what they received: beta_reread.
  * Messages per rank: (p-1) descriptors of two regions and (p-1) "done";
  * the data move by reads and writes, which are not sends.
  */
@@ -64,7 +67,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double p = a->size, n = (double)(a->count * elsize(a));
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
     return (p - 1) * (2 * c->alpha + 2 * S * c->alpha_get) +
-           (p - 1) / p * n * (c->beta + c->gamma);
+           (p - 1) / p * n * (2 * c->beta + c->gamma);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -68,62 +68,51 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
 {
     dpc_cost_model_t m = {
         /* (docs/bench/np2.tune to 4 digits, np2_tune_fit.txt: dpcoll_tune
-         * with buffers written and read between calls, on a 2-core VM (AMD
-         * EPYC family 26), refitted in session 20 after sessions 17-18 cut
-         * the cost of a small call by a third: the session-16 constants
-         * priced an 8 B allreduce at 0.68 us where it took 0.50. Against
-         * two tune runs' measurements, 370-372 of 408 within 30% (the
-         * session-16 constants: 314-326). The machine's speed changes
-         * between runs minutes apart: in some, UCX's messages between the
-         * two cores go about twice as fast, and the tree and ring
-         * algorithms overtake the one-sided ones (2 ranks: reduce-scatter
-         * 1 MiB, recursive halving 71 us against direct 97; in a slower
-         * run 137 against 64); no one set of constants fits both
-         * (docs/bench/np2_fast.tune is a fit in the fast spell). The
-         * session-9 machine's constants, fitted with the buffers left
-         * alone, chose the binomial bcast at 128-512 KiB, which programs
-         * saw at 0.65-0.85x MPICH here; these choose the direct one.)
+         * -r on four dpcoll_bench -a all -t runs, 2 ranks, on a 2-core VM
+         * (AMD EPYC family 26), session 32: two of 8 B-64 MiB and two of
+         * 512 KiB-64 MiB, every algorithm of the five collectives at every
+         * power of two, with each rank writing its input before a call and
+         * reading its output after, as programs do. Several runs because
+         * this machine's speed moves by up to 2x between runs minutes
+         * apart, and a fit of one run did not carry over an hour (session
+         * 31: 392-402 of 432 of its own measurements within 30%, 160-256
+         * of a later run's rows).
          *
-         * alpha_rndv below 16 MiB is no longer fitted: it was UCX's "put"
-         * rendezvous (three trips between the processes, 6.4-6.9 us), and
-         * since session 30 such a message on one node goes by libdpcoll's
-         * own, a record, one process_vm_readv and a record back: a
-         * one-sided read (alpha_get) and a message (alpha). Session 31,
-         * 2 ranks, six dpcoll_bench -a all runs (8 B-16 MiB, three with
-         * -t): the choices' time over the fastest algorithm's, geometric
-         * mean, 1.058 -> 1.032 untouched and 1.072 -> 1.045 with -t (with
-         * the direct reduce-scatter's reads priced); dpcoll_tune fits of
-         * the same day put it at 3.0-4.0 us, against 2.4-4.6 for
-         * alpha_get, but disagree run to run on the rest.
+         * Checked on eight runs of session 31 that it was not fitted to
+         * (docs/bench/fit/check, four with -t, from 8 B to 16 or 64 MiB):
+         * within 30% of 1112 and 1256 of 1620 algorithm rows (with -t,
+         * without), where session 31's constants (session 20's fit of one
+         * dpcoll_tune run, and its rendezvous price) managed 559 and 594;
+         * the choices' time over the fastest algorithm's, geometric mean,
+         * 1.042 -> 1.027 and 1.034 -> 1.026; with -t, allreduce 1.099 ->
+         * 1.041 and reduce-scatter 1.047 -> 1.021.
          *
-         * The memory set (buffers spanning 16 MiB and more) is session
-         * 32's: at 2 ranks the direct allreduce beat Rabenseifner's from
-         * 8 MiB in 17 of 20 dpcoll_bench runs, which the old set could not
-         * see: every algorithm paid the same per byte. Rabenseifner's and
-         * recursive halving's reductions read back whole received halves
-         * from memory (beta_reread, fitted at 7 GB/s, a memory read); the
-         * direct and ring ones reduce cache-sized chunks. Fitted by
-         * dpcoll_tune -r on four dpcoll_bench -a all runs of 512 KiB-64 MiB
-         * (two with -t), their rows from 16 MiB of buffers
-         * (docs/bench/np2_memory_fit.txt). Fitted on two of the runs, the
-         * choices' time over the fastest algorithm's in the other two went
-         * from 1.077 to 1.057 and 1.091 to 1.085 (geometric means); on
-         * nine other runs of 8 B-64 MiB, allreduce 1.079 -> 1.065. The
-         * smaller sets reduce messages that fit the caches: 0 there. */
-        .set = {{.alpha = 3.472e-7, .beta = 1.307e-10, .gamma = 2.593e-10,
-                 .alpha_rndv = 3.418e-6 + 3.472e-7, .alpha_get = 3.418e-6,
-                 .alpha_call = 2.415e-7, .beta_concurrent = 1.744e-10},
-                {.alpha = 7.509e-7, .beta = 2.565e-11, .gamma = 4.672e-11,
-                 .alpha_rndv = 3.18e-6 + 7.509e-7, .alpha_get = 3.18e-6,
-                 .alpha_call = 3.081e-7, .beta_concurrent = 4.763e-12},
-                {.alpha = 1.726e-7, .beta = 4.928e-11, .gamma = 1.482e-10,
-                 .alpha_rndv = 3.693e-6 + 1.726e-7, .alpha_get = 3.693e-6, .alpha_call = 0,
-                 .beta_concurrent = 4.208e-11},
-                /* (memory: session 32, see below) */
-                {.alpha = 0, .beta = 1.799e-10, .gamma = 2.229e-10, .alpha_rndv = 2.2e-5,
-                 .alpha_get = 2.786e-5, .alpha_call = 2.664e-5, .beta_concurrent = 5.665e-11,
-                 .beta_reread = 1.416e-10}},
-        .from = {0, 4096, 64u << 10, 16u << 20}};
+         * Where the sets fall: the first spans calls up to 1 MiB of
+         * buffers; beyond it the "alphas" of the chunked algorithms
+         * (alpha_rndv per ring segment, alpha_get per direct chunk) come
+         * out at 15-30 us, not the 3.5-4.5 us one such step costs alone,
+         * because the number of chunks grows with the bytes: they are
+         * per-byte costs of those algorithms beyond the caches. beta_reread
+         * (Rabenseifner's and recursive halving's reductions reading whole
+         * received halves back from memory) is 0 in the first set, where
+         * they fit the caches, and 15 then 9 GB/s beyond; it is what makes the direct allreduce the
+         * faster from 8 MiB at 2 ranks, as 17 of 20 runs measured it.)
+         * The first set's alpha_rndv, 4.5 us, agrees with libdpcoll's own
+         * rendezvous on one node: a one-sided read (alpha_get) and a
+         * message (alpha). */
+        .set = {{.alpha = 8.537e-7, .beta = 9.751e-11, .gamma = 1.256e-10,
+                 .alpha_rndv = 4.488e-6, .alpha_get = 3.577e-6, .alpha_call = 0,
+                 .beta_concurrent = 2.52e-11, .beta_reread = 0},
+                {.alpha = 0, .beta = 8.013e-11, .gamma = 7.839e-11, .alpha_rndv = 2.825e-5,
+                 .alpha_get = 3.101e-5, .alpha_call = 0, .beta_concurrent = 3.187e-11,
+                 .beta_reread = 6.544e-11},
+                {.alpha = 0, .beta = 1.592e-10, .gamma = 2.546e-10, .alpha_rndv = 1.488e-5,
+                 .alpha_get = 0, .alpha_call = 0, .beta_concurrent = 4.912e-11,
+                 .beta_reread = 6.48e-11},
+                {.alpha = 0, .beta = 1.675e-10, .gamma = 2.656e-10, .alpha_rndv = 1.809e-5,
+                 .alpha_get = 0, .alpha_call = 6.86e-4, .beta_concurrent = 3.56e-11,
+                 .beta_reread = 1.12e-10}},
+        .from = {0, 1u << 20, 8u << 20, 32u << 20}};
     return m;
 }
 

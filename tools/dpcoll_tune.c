@@ -35,7 +35,12 @@
  * set of constants, dpc_coll_footprint), and the model's coefficient of
  * each constant, in dpc_cost_fields' order */
 #define NCONST DPC_COST_NFIELDS
-typedef struct point { const dpc_algo_t *al; size_t bytes, cb; double t, k[NCONST]; } point_t;
+typedef struct point {
+    const dpc_algo_t *al;
+    size_t bytes, cb;
+    double t, k[NCONST];
+    int p, run;          /* ranks; which run (-r file) it comes from */
+} point_t;
 /* what counts as the model predicting a measurement */
 #define TOLERANCE 0.30
 
@@ -311,6 +316,7 @@ static void coefficients(point_t *pt, dpc_coll_t coll, int p)
 {
     dpc_coll_args_t a = args_for(coll, p, pt->bytes);
     pt->cb = dpc_coll_footprint(&a);
+    pt->p = p;
     for (int j = 0; j < NCONST; j++) {
         double unit[NCONST] = {0};
         unit[j] = 1;
@@ -325,6 +331,55 @@ static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_
  * concatenated (one header), which a fit averages over the machine's
  * speed changes */
 enum { MAXPT = 4096 };
+
+/* How well a model chooses, on measurements of several algorithms of one
+ * call (collective, ranks, size, in one run): the measured time of the
+ * algorithm it predicts fastest over the fastest one's. This, not the
+ * error of its predictions, is what a program feels; a model can be off
+ * by half on every algorithm and still pick the best. */
+static void report_choices(const point_t *pt, int n, const double *pred)
+{
+    bool *seen = calloc((size_t)n + 1, sizeof(bool));
+    int calls = 0, over = 0, wi = -1, wb = -1;
+    double logsum = 0, worst = 0;
+    for (int i = 0; i < n && seen; i++) {
+        if (seen[i])
+            continue;
+        int best = i, chosen = i, algos = 0;
+        for (int j = i; j < n; j++) {
+            if (seen[j] || pt[j].run != pt[i].run || pt[j].p != pt[i].p ||
+                pt[j].al->coll != pt[i].al->coll || pt[j].bytes != pt[i].bytes)
+                continue;
+            seen[j] = true;
+            algos++;
+            if (pt[j].t < pt[best].t)
+                best = j;
+            if (pred[j] < pred[chosen])
+                chosen = j;
+        }
+        if (algos < 2)
+            continue;
+        double ratio = pt[chosen].t / pt[best].t;
+        calls++;
+        logsum += log(ratio);
+        over += ratio > 1.1;
+        if (ratio > worst) {
+            worst = ratio;
+            wi = chosen;
+            wb = best;
+        }
+    }
+    free(seen);
+    if (calls == 0)
+        return;
+    printf("its choices, on %d calls measured with two algorithms or more: %.3fx the fastest's "
+           "time (geometric mean); %d beyond 1.1x", calls, exp(logsum / calls), over);
+    if (wi >= 0 && worst > 1)
+        printf("; the worst %.2fx (%s, %d ranks, %zu bytes: %s, the fastest %s)", worst,
+               dpc_coll_name(pt[wi].al->coll), pt[wi].p, pt[wi].bytes, pt[wi].al->name,
+               pt[wb].al->name);
+    printf("\n");
+}
 
 /* times every algorithm of colls at every power of two up to maxb */
 static int measure_all(point_t *pt, int p, size_t maxb)
@@ -362,7 +417,7 @@ static int measure_all(point_t *pt, int p, size_t maxb)
  * change of formula is fitted to the same measurements; p is the file's
  * ranks column, or `ranks` where it has none. Returns the points, or -1
  * with a message. */
-static int read_points(const char *path, int ranks, point_t *pt, int room, int *p_out)
+static int read_points(const char *path, int run, int ranks, point_t *pt, int room, int *p_out)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -431,6 +486,7 @@ static int read_points(const char *path, int ranks, point_t *pt, int room, int *
             return -1;
         }
         pt[n].al = al;
+        pt[n].run = run;
         pt[n].bytes = strtoull(field[col[BYTES]], NULL, 10);
         pt[n].t = strtod(field[tcol], NULL) * tunit;
         if (pt[n].bytes == 0 || !(pt[n].t > 0) || !isfinite(pt[n].t)) {
@@ -515,7 +571,7 @@ int main(int argc, char **argv)
     if (nrefit) {   /* (several files: their measurements together, one fit) */
         n = 0;
         for (int i = 0; i < nrefit && rank == 0 && n >= 0; i++) {
-            int got = read_points(refit[i], ranks, pt + n, MAXPT - n, &p);
+            int got = read_points(refit[i], i, ranks, pt + n, MAXPT - n, &p);
             n = got < 0 ? -1 : n + got;
         }
         MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -541,7 +597,10 @@ int main(int argc, char **argv)
     } else {
         ncut = fit_model(pt, n, &m);
     }
-    if (rank == 0) {
+    double *pred = calloc((size_t)n + 1, sizeof(double));   /* the model's time of each */
+    if (rank == 0 && !pred)
+        fprintf(stderr, "dpcoll_tune: out of memory\n");
+    if (rank == 0 && pred) {
         int within = 0;
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
                "model us", "error");
@@ -549,13 +608,12 @@ int main(int argc, char **argv)
             int k = ncut - 1;
             while (k > 0 && pt[i].cb < m.from[k])
                 k--;
-            double pred = 0;
             for (int j = 0; j < NCONST; j++)
-                pred += pt[i].k[j] * *dpc_cost_field(&m.set[k], j);
-            double e = (pred - pt[i].t) / pt[i].t;
+                pred[i] += pt[i].k[j] * *dpc_cost_field(&m.set[k], j);
+            double e = (pred[i] - pt[i].t) / pt[i].t;
             within += fabs(e) <= TOLERANCE;
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
-                   pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred * 1e6, e * 100);
+                   pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred[i] * 1e6, e * 100);
         }
         char comment[400];
         snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s%s%s on %d ranks; %d of %d "
@@ -566,6 +624,7 @@ int main(int argc, char **argv)
         dpc_cost_model_print(stdout, &m, "");
         printf("%d of %d measurements within 30%% of the model%s%s\n", within, n,
                model_path ? " in " : "", model_path ? model_path : "");
+        report_choices(pt, n, pred);
         if (model_path)
             points_path = out_path = NULL;   /* (checked, not fitted: nothing to write) */
         FILE *pf = points_path ? fopen(points_path, "w") : NULL;
@@ -575,7 +634,7 @@ int main(int argc, char **argv)
                 fprintf(pf, ",k_%s", dpc_cost_fields[j].key);
             fprintf(pf, "\n");
             for (int i = 0; i < n; i++) {
-                fprintf(pf, "%s,%d,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), p,
+                fprintf(pf, "%s,%d,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), pt[i].p,
                         pt[i].al->name, pt[i].bytes, pt[i].cb, pt[i].t);
                 for (int j = 0; j < NCONST; j++)
                     fprintf(pf, ",%.9e", pt[i].k[j]);
@@ -591,6 +650,7 @@ int main(int argc, char **argv)
         else if (out_path)
             printf("could not write %s\n", out_path);
     }
+    free(pred);
     free(pt);
     MPI_Finalize();
     return 0;

@@ -353,6 +353,24 @@ out=$(mpi 1 "$tool" -r "$dir/points.csv" -r "$dir/bench.csv" -m "$dir/known.tune
 check "dpcoll_tune -r twice, the second a dpcoll_bench CSV (time_us): 10 measurements, the auto row left out" \
     sh -c 'echo "$1" | grep -q "^10 of 10 measurements within 30% of the model in" &&
            echo "$1" | grep -q "bench.csv (1 row of the model.s choice left out)"' _ "$out"
+# its choices: two algorithms of each call, timed as the model prices them
+# (the binomial bcast at 2 ranks: alpha_call + a rendezvous message, 5
+# alphas where the file names none, + n beta), so the model's pick is the
+# fastest; then the binomial's measured at half that, so the model's pick
+# (the direct, 1 us cheaper on paper) takes about twice the fastest's time
+for half in 1 2; do
+    { echo "collective,ranks,algorithm,bytes,seconds"
+      for n in 262144 524288 1048576 2097152 4194304; do
+          echo "bcast,2,direct,$n,$(awk -v n=$n 'BEGIN { printf "%.9e", 4.5e-6 + n * 1e-10 }')"
+          echo "bcast,2,binomial,$n,$(awk -v n=$n -v h=$half 'BEGIN { printf "%.9e", (5.5e-6 + n * 1e-10) / h }')"
+      done; } > "$dir/two$half.csv"
+done
+out=$(mpi 1 "$tool" -r "$dir/two1.csv" -m "$dir/known.tune" 2>&1)
+check "dpcoll_tune -m rates the model's choices: each the fastest (1.000x, 0 beyond 1.1x)" \
+    sh -c 'echo "$1" | grep -q "on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x"' _ "$out"
+out=$(mpi 1 "$tool" -r "$dir/two2.csv" -m "$dir/known.tune" 2>&1)
+check "... and each about twice the fastest's when the other algorithm ran in half its predicted time" \
+    sh -c 'echo "$1" | grep -q "on 5 calls measured with two algorithms or more: 1.9[0-9][0-9]x the fastest.s time (geometric mean); 5 beyond 1.1x; the worst 2.00x (bcast, 2 ranks, 4194304 bytes: direct, the fastest binomial)"' _ "$out"
 echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
 out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
 check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \
