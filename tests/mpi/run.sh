@@ -324,19 +324,23 @@ sed 's/^beta_concurrent.*/beta_concurrent = 0/' "$dir/known.tune" > "$dir/free.t
   for n in 262144 524288 1048576 2097152 4194304; do
       echo "bcast,2,direct,$n,$(awk -v n=$n 'BEGIN { printf "%.9e", 4.5e-6 + n * 1e-10 }')"
   done; } > "$dir/points.csv"
-out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/known.tune" 2>&1)
-check "dpcoll_tune -r -m: the model with the constants the times were made from predicts all of them" \
-    sh -c 'echo "$1" | grep -q "^5 of 5 measurements within 30% of the model in"' _ "$out"
+# tune_says NAME PATTERN ARGS...: dpcoll_tune ARGS prints a line that PATTERN (grep) matches
+tune_says() {
+    name=$1 pattern=$2
+    shift 2
+    out=$(mpi 1 "$tool" "$@" 2>&1)
+    check "$name" sh -c 'echo "$1" | grep -q "$2"' _ "$out" "$pattern"
+}
+tune_says "dpcoll_tune -r -m: the model with the constants the times were made from predicts all of them" \
+    "^5 of 5 measurements within 30% of the model in" -r "$dir/points.csv" -m "$dir/known.tune"
 # several runs' measurements under one header, more than one run makes
 # (each about 410; the tool took at most 512 before session 20)
 { cat "$dir/points.csv"; for i in $(seq 119); do tail -n +2 "$dir/points.csv"; done; } \
     > "$dir/runs.csv"
-out=$(mpi 1 "$tool" -r "$dir/runs.csv" -m "$dir/known.tune" 2>&1)
-check "dpcoll_tune -r takes 600 measurements (several runs concatenated)" \
-    sh -c 'echo "$1" | grep -q "^600 of 600 measurements within 30% of the model in"' _ "$out"
-out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/free.tune" 2>&1)
-check "... and with the second copy free (beta_concurrent 0: 40-50% short) none of them" \
-    sh -c 'echo "$1" | grep -q "^0 of 5 measurements within 30% of the model in"' _ "$out"
+tune_says "dpcoll_tune -r takes 600 measurements (several runs concatenated)" \
+    "^600 of 600 measurements within 30% of the model in" -r "$dir/runs.csv" -m "$dir/known.tune"
+tune_says "... and with the second copy free (beta_concurrent 0: 40-50% short) none of them" \
+    "^0 of 5 measurements within 30% of the model in" -r "$dir/points.csv" -m "$dir/free.tune"
 out=$(mpi 1 "$tool" -r "$dir/points.csv" "$dir/fitted.tune" 2>&1)
 check "dpcoll_tune -r fits them: its file predicts them all again" \
     sh -c 'test -s "$2/fitted.tune" && "$3" -r "$2/points.csv" -m "$2/fitted.tune" |
@@ -365,12 +369,12 @@ for half in 1 2; do
           echo "bcast,2,binomial,$n,$(awk -v n=$n -v h=$half 'BEGIN { printf "%.9e", (5.5e-6 + n * 1e-10) / h }')"
       done; } > "$dir/two$half.csv"
 done
-out=$(mpi 1 "$tool" -r "$dir/two1.csv" -m "$dir/known.tune" 2>&1)
-check "dpcoll_tune -m rates the model's choices: each the fastest (1.000x, 0 beyond 1.1x)" \
-    sh -c 'echo "$1" | grep -q "on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x"' _ "$out"
-out=$(mpi 1 "$tool" -r "$dir/two2.csv" -m "$dir/known.tune" 2>&1)
-check "... and each about twice the fastest's when the other algorithm ran in half its predicted time" \
-    sh -c 'echo "$1" | grep -q "on 5 calls measured with two algorithms or more: 1.9[0-9][0-9]x the fastest.s time (geometric mean); 5 beyond 1.1x; the worst 2.00x (bcast, 2 ranks, 4194304 bytes: direct, the fastest binomial)"' _ "$out"
+tune_says "dpcoll_tune -m rates the model's choices: each the fastest (1.000x, 0 beyond 1.1x)" \
+    "on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x" \
+    -r "$dir/two1.csv" -m "$dir/known.tune"
+tune_says "... and each about twice the fastest's when the other algorithm ran in half its predicted time" \
+    "on 5 calls measured with two algorithms or more: 1.9[0-9][0-9]x the fastest.s time (geometric mean); 5 beyond 1.1x; the worst 2.00x (bcast, 2 ranks, 4194304 bytes: direct, the fastest binomial)" \
+    -r "$dir/two2.csv" -m "$dir/known.tune"
 echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
 out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
 check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \
