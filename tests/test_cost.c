@@ -287,20 +287,25 @@ START_TEST(test_whole_message_reductions_reread)
      * other: at 2 ranks, 16 MiB, recursive halving and Rabenseifner reduce
      * one received half (8 MiB), recursive doubling the whole vector; the
      * ring's segments and the direct algorithms' chunks are reduced from
-     * cache. At 3 ranks the fold adds the folded rank's whole vector. */
+     * cache. At 3 ranks the fold adds the folded rank's whole vector. The
+     * owners reduce the (p-1)/p of the vector that comes to them whole. */
     dpc_cost_params_t c = {.alpha = 1e-6, .beta = 1e-10, .gamma = 2e-10, .alpha_rndv = 4e-6,
                            .alpha_get = 3e-6};
-    struct { dpc_coll_t coll; const char *name; double at2, at3; } want[] = {
-        {DPC_ALLREDUCE, "rabenseifner", 8 << 20, (8 << 20) + (16 << 20)},
-        {DPC_ALLREDUCE, "recursive_doubling", 16 << 20, (16 << 20) + (16 << 20)},
-        {DPC_ALLREDUCE, "ring", 0, 0},
-        {DPC_ALLREDUCE, "direct", 0, 0},
-        {DPC_REDUCE_SCATTER_BLOCK, "recursive_halving", 8 << 20, (12 << 20) + (24 << 20)},
-        {DPC_REDUCE_SCATTER_BLOCK, "ring", 0, 0},
-        {DPC_REDUCE_SCATTER_BLOCK, "direct", 0, 0},
+    struct { dpc_coll_t coll; const char *name; double at2, at3; const dpc_algo_t *unlisted; } want[] = {
+        {DPC_ALLREDUCE, "rabenseifner", 8 << 20, (8 << 20) + (16 << 20), NULL},
+        {DPC_ALLREDUCE, "recursive_doubling", 16 << 20, (16 << 20) + (16 << 20), NULL},
+        {DPC_ALLREDUCE, "ring", 0, 0, NULL},
+        {DPC_ALLREDUCE, "direct", 0, 0, NULL},
+        {DPC_REDUCE_SCATTER_BLOCK, "recursive_halving", 8 << 20, (12 << 20) + (24 << 20), NULL},
+        /* (the device pipeline's, not in the registry) */
+        {DPC_ALLREDUCE, "owner", 8 << 20, (16 << 20) * 2.0 / 3, &dpc_algo_allreduce_owner},
+        {DPC_REDUCE_SCATTER_BLOCK, "owner", 8 << 20, 16 << 20, &dpc_algo_reduce_scatter_block_owner},
+        {DPC_REDUCE_SCATTER_BLOCK, "ring", 0, 0, NULL},
+        {DPC_REDUCE_SCATTER_BLOCK, "direct", 0, 0, NULL},
     };
     for (unsigned i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-        const dpc_algo_t *al = dpc_algo_find(want[i].coll, want[i].name);
+        const dpc_algo_t *al = want[i].unlisted ? want[i].unlisted
+                                                : dpc_algo_find(want[i].coll, want[i].name);
         ck_assert_ptr_nonnull(al);
         for (int p = 2; p <= 3; p++) {
             /* 16 MiB of floats: the allreduce's vector, the reduce-scatter's
