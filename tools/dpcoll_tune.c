@@ -327,9 +327,9 @@ static void coefficients(point_t *pt, dpc_coll_t coll, int p)
 
 static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER, DPC_BCAST,
                                     DPC_ALLTOALL};
-/* one run measures about 410; -r takes several runs' measurements
- * concatenated (one header), which a fit averages over the machine's
- * speed changes */
+/* one run measures about 410; -r takes several runs' measurements (one
+ * -r per file, or files concatenated under one header), which a fit
+ * averages over the machine's speed changes: this many in all */
 enum { MAXPT = 4096 };
 
 /* How well a model chooses, on measurements of several algorithms of one
@@ -544,7 +544,7 @@ int main(int argc, char **argv)
                                 "        written before and read after each call)\n"
                                 "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [file [points.csv]]\n"
                                 "       (measured.csv: a points file, or dpcoll_bench -o's CSV)\n"
-                                "       dpcoll_tune -r measured.csv [-p P] -m model.tune\n");
+                                "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] -m model.tune\n");
             MPI_Finalize();
             return 2;
         }
