@@ -375,6 +375,24 @@ tune_says "dpcoll_tune -m rates the model's choices: each the fastest (1.000x, 0
 tune_says "... and each about twice the fastest's when the other algorithm ran in half its predicted time" \
     "on 5 calls measured with two algorithms or more: 1.9[0-9][0-9]x the fastest.s time (geometric mean); 5 beyond 1.1x; the worst 2.00x (bcast, 2 ranks, 4194304 bytes: direct, the fastest binomial)" \
     -r "$dir/two2.csv" -m "$dir/known.tune"
+# the runs against each other: the made-up points again as a second run,
+# times 1, 1.1, 1.2, 2 and 3: each of the first three within 30% of the
+# other run's, both ways (1/1.2 = 0.83), the last two not, so 6 of 10; and
+# as choices, two1 and two2 (each the other's "other runs"): two2's
+# fastest, the binomial, picked in two1 costs 1.00-1.03x there, two1's,
+# the direct, picked in two2 1.94-2.00x (geometric mean 1.414)
+awk -F, 'NR == 1 { print; next } { split("1 1.1 1.2 2 3", f, " ");
+     printf "%s,%s,%s,%s,%.9e\n", $1, $2, $3, $4, $5 * f[NR - 1] }' "$dir/points.csv" > "$dir/slower.csv"
+tune_says "dpcoll_tune -r twice: the runs against each other, 6 of 10 within 30% of the other's" \
+    "^the 2 runs against each other: 6 of 10 measurements within 30% of the median" \
+    -r "$dir/points.csv" -r "$dir/slower.csv" -m "$dir/known.tune"
+tune_says "... and the other run's fastest as the choice: 5 of 10 calls beyond 1.1x, the worst 2.00x" \
+    "^the other runs. fastest algorithm as the choice, on 10 calls measured with two algorithms or more: 1\.414x the fastest.s time (geometric mean); 5 beyond 1.1x; the worst 2.00x (bcast, 2 ranks, 4194304 bytes: direct, the fastest binomial)" \
+    -r "$dir/two1.csv" -r "$dir/two2.csv" -m "$dir/known.tune"
+tune_says "... and one run alone says nothing of runs against each other" \
+    "^5 of 5 measurements" -r "$dir/points.csv" -m "$dir/known.tune"
+out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/known.tune" 2>&1)
+check "... (no such line)" sh -c '! echo "$1" | grep -q "runs against each other"' _ "$out"
 echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
 out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
 check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \
