@@ -1,5 +1,6 @@
 #include "config.h"
 #include "dpc_config.h"
+#include "dpc_autotune.h"
 #include <ctype.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -163,6 +164,15 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
         }
         cfg->timeout_s = t;
     }
+    if ((v = getenv("DPCOLL_AUTOTUNE"))) {
+        unsigned long n = strtoul(v, &end, 10);
+        if (!*v || *end || n > DPC_AUTOTUNE_MAX_CALLS || v[0] == '-') {
+            snprintf(err, errlen, "DPCOLL_AUTOTUNE=%s: expected measured calls per algorithm, "
+                     "0 (off) to %d", v, DPC_AUTOTUNE_MAX_CALLS);
+            return DPC_ERR_ARG;
+        }
+        cfg->autotune = (unsigned)n;
+    }
     if ((v = getenv("DPCOLL_SEG_BYTES"))) {
         unsigned long long b = strtoull(v, &end, 10);
         if (*end || b < 64 || b > (1ull << 32)) {
@@ -201,7 +211,7 @@ static int algo_index(const dpc_algo_t *al)
 /* The shared settings' layout in the packed form. */
 enum {
     SH_DISABLE, SH_TIMEOUT, SH_SEG, SH_ONE_SIDED, SH_TUNE_FILE, SH_DEVICE_REDUCE, SH_SHM,
-    SH_SHM_MAX, SH_IPC, SH_IPC_MIN, SH_PUSH_MAX,
+    SH_SHM_MAX, SH_IPC, SH_IPC_MIN, SH_PUSH_MAX, SH_AUTOTUNE,
     SH_FORCE,                                   /* DPC_COLL_COUNT of them */
     SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
     SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
@@ -222,6 +232,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[SH_IPC] = cfg->ipc;
     v[SH_IPC_MIN] = (long long)cfg->ipc_min;
     v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* the cache's: -1 */
+    v[SH_AUTOTUNE] = cfg->autotune;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[SH_FORCE + c] = algo_index(cfg->force[c]);
     /* the cost constants decide the algorithm: bit for bit the same */
@@ -246,6 +257,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->ipc = v[SH_IPC] != 0;
     cfg->ipc_min = (size_t)v[SH_IPC_MIN];
     cfg->push_max = (size_t)v[SH_PUSH_MAX];
+    cfg->autotune = (unsigned)v[SH_AUTOTUNE];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[SH_FORCE + c] >= 0 ? dpc_algos()[v[SH_FORCE + c]] : NULL;
     for (int i = 0; i < DPC_COST_SETS; i++) {

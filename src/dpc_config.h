@@ -39,6 +39,10 @@ typedef struct dpc_config {
     size_t push_max;                       /* DPCOLL_PUSH_MAX (dpc_coll_args_t.push_max);
                                               DPC_PUSH_MAX_CACHE: rank 0's L2 cache size,
                                               which MPI_Init puts in its place */
+    unsigned autotune;                     /* DPCOLL_AUTOTUNE: calls per algorithm a large
+                                              blocking call's signature is measured with
+                                              before the fastest is kept (0: off, the model
+                                              decides; at most DPC_AUTOTUNE_MAX_CALLS) */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
@@ -77,7 +81,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_SHARED_INTS (11 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS))
+#define DPC_CONFIG_SHARED_INTS (12 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS))
 
 /* Tune files: "key = value" lines; '#' starts a comment. Per set of
  * constants (dpc_cost_fields: alpha, beta, gamma, alpha_rndv, alpha_get,

@@ -21,6 +21,7 @@ static void comm_state_free(dpc_comm_t *c)
     }
     dpc_ucx_group_destroy(c->tp);
     dpc_scratch_pool_fini(&c->pool);
+    dpc_autotune_free(c);
     free(c);
 }
 

@@ -401,8 +401,8 @@ void dpc_op_wait_in_series(dpc_req_t *op)
  * v-variants too, on communicators small enough that comparing their
  * counts and displacements stays cheap. A nonblocking call replays only a
  * nonblocking call's schedule (built with its local work deferred and
- * sliced: dpc_sched_params_t), a blocking one only a blocking one's. */
-#define DPC_REPLAY_MAX_BYTES 65536
+ * sliced: dpc_sched_params_t), a blocking one only a blocking one's.
+ * (DPC_REPLAY_MAX_BYTES: shim.h) */
 #define DPC_REPLAY_MAX_V_RANKS 64
 
 static bool has_vectors(const dpc_coll_args_t *a)
@@ -636,7 +636,14 @@ int dpc_op_start(dpc_req_t *op)
     const dpc_algo_t *was_forced = op->forced;
     bool choose_late = (replay || keep) && movable && !dpc_g.cfg.explain;
     const dpc_algo_t *al = NULL, *forced = op->forced = forced_for(a->coll);
-    if (!choose_late && !(al = dpc_choose(c, a, j->call)))
+    /* DPCOLL_AUTOTUNE: by what every rank passes alike, never by what one
+     * rank alone knows (autotune.c); a large blocking call replays nothing
+     * (replay and keep are false), so choose_late is too */
+    if (dpc_g.cfg.autotune && op->mode == DPC_BLOCKING && j->bytes > DPC_REPLAY_MAX_BYTES &&
+        !forced && !has_vectors(a) && !j->pipe.on && !dpc_tl_quiet &&
+        (err = dpc_autotune_pick(op, &al)))
+        return err;
+    if (!choose_late && !al && !(al = dpc_choose(c, a, j->call)))
         return dpc_raise(op->comm, MPI_ERR_INTERN, "%s: no algorithm for %s", j->call,
                          dpc_coll_name(a->coll));
     bool lk = op->mode != DPC_BLOCKING || dpc_need_lock();
@@ -908,12 +915,15 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
         return dpc_nbc_post(op, req);
     }
     dpc_req_t op = {.job = j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
+    double t0 = dpc_g.cfg.autotune ? PMPI_Wtime() : 0;
     int rc = dpc_op_start(&op);
     if (rc == MPI_SUCCESS) {
         if (op.running)
             dpc_op_wait(&op);
         rc = dpc_op_complete(&op);
     }
+    if (op.tune_slot && rc == MPI_SUCCESS)
+        dpc_autotune_done(&op, PMPI_Wtime() - t0);
     if (j->release)
         j->release(j);
     return rc;
@@ -959,6 +969,10 @@ void dpc_stats_print(void)
             snprintf(line + off, sizeof(line) - off, "; %llu errors", cs->errors);
         fprintf(stderr, "libdpcoll stats: %s\n", line);
     }
+    if (dpc_g.cfg.autotune)
+        fprintf(stderr, "libdpcoll stats: rank %d autotune: %llu call signatures measured and "
+                        "decided, %llu of them keeping another algorithm than the model's\n",
+                dpc_g.world_rank, dpc_g.tuned, dpc_g.tuned_other);
     if (dpc_g.nb_started)
         fprintf(stderr, "libdpcoll stats: rank %d nonblocking and persistent: %llu started, "
                         "the progress thread woken for them %llu times\n", dpc_g.world_rank,

@@ -64,6 +64,9 @@ typedef struct dpc_shim {
     /* nonblocking collectives (nbc.c) */
     int nb_active;          /* ops whose schedule still runs (atomic reads) */
     size_t nb_active_bytes; /* ... their jobs' bytes, together (atomic reads) */
+    unsigned long long tuned, tuned_other;   /* DPCOLL_STATS: call signatures
+                               DPCOLL_AUTOTUNE decided, and how many of them kept an
+                               algorithm other than the model's */
     unsigned long long nb_started, prog_wakes;   /* DPCOLL_STATS: nonblocking and
                                persistent starts, and how often the progress thread
                                was woken for them (under the lock) */
@@ -131,11 +134,18 @@ typedef struct dpc_comm {
         int coll, dtype, op, in_place, root;
     } choice[DPC_CHOICE_SLOTS];
     unsigned choice_last, choice_next;   /* the slot last found; the next to fill */
+    struct dpc_autotune_state *tune;     /* DPCOLL_AUTOTUNE's measurements (autotune.c);
+                                            NULL until a call is measured */
 } dpc_comm_t;
 
 /* The algorithm the model (or a forced choice) picks for these arguments
  * on this communicator. */
 const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char *call);
+
+/* Blocking calls of more bytes than this keep no schedule to replay:
+ * their algorithm is chosen at every call (run.c), and DPCOLL_AUTOTUNE
+ * may measure them. */
+#define DPC_REPLAY_MAX_BYTES 65536
 
 /* Gets (on first use: creates, collectively) the state of an intra-
  * communicator. Returns an MPI error code. */
@@ -274,6 +284,9 @@ typedef struct dpc_req {
     MPI_Request req;                /* generalized (or persistent) request */
     struct dpc_ipc_nb *ipc;         /* a device to device attempt first (ipc_nb.c) */
     size_t active_bytes;            /* counted in dpc_g.nb_active_bytes while it runs */
+    int tune_slot;                  /* DPCOLL_AUTOTUNE: 1 + the slot of c->tune whose
+                                     * measured call this is (0: none) */
+    unsigned tune_call;             /* ... which of its measured calls */
 } dpc_req_t;
 typedef struct dpc_ipc_nb dpc_ipc_nb_t;
 
@@ -416,6 +429,16 @@ extern DPC_TLS bool dpc_tl_progress_thread;
 /* Those calls: blocking, host buffers, on libdpcoll's engine. call names
  * the program's call they serve (in an error's message). */
 int dpc_own_allgather(const void *mine, int bytes, void *all, MPI_Comm comm, const char *call);
+/* DPCOLL_AUTOTUNE (autotune.c). pick: *al, the algorithm for a large
+ * blocking call whose signature is being measured or was (each candidate
+ * in turn, then the fastest; the decision exchanges the ranks' times, so
+ * all ranks must ask alike: run.c asks for every call that DPCOLL_AUTOTUNE
+ * may measure), or NULL: the model's; returns an MPI error code. done: the
+ * seconds the call took, on success. free: the communicator's
+ * measurements. */
+int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al);
+void dpc_autotune_done(dpc_req_t *op, double seconds);
+void dpc_autotune_free(dpc_comm_t *c);
 int dpc_own_allreduce(int *v, MPI_Op op, MPI_Comm comm, const char *call);   /* one int, in place */
 int dpc_own_alltoall(const uint64_t *mine, uint64_t *theirs, MPI_Comm comm, const char *call);
 /* Size and rank of comm, without MPI calls when dpc_enter already knows it. */

@@ -1,0 +1,48 @@
+/* DPCOLL_AUTOTUNE: measuring a blocking call's algorithms in the program's
+ * own run, then keeping the fastest. The pure parts, which the unit tests
+ * check: which algorithms are tried, and how the ranks' times decide. The
+ * per-communicator state and the exchange of times are the shim's
+ * (src/pmpi/autotune.c). */
+#ifndef DPC_AUTOTUNE_H
+#define DPC_AUTOTUNE_H
+
+#include "dpc_coll.h"
+#include "dpc_cost.h"
+
+/* At most this many algorithms tried per call signature, and only those
+ * the model prices within DPC_AUTOTUNE_SPREAD times its cheapest: on the
+ * reference VM the fastest algorithm measured was at most 2.0x the
+ * model's pick's predicted time away (the model's worst choices, 1.5-1.9x,
+ * docs/bench/np2_model_check.txt), and the ones priced further off (Bruck's
+ * allgather and all-to-all beyond a few KiB, the direct algorithms' small
+ * calls) never won; each one tried costs its measured calls. */
+#define DPC_AUTOTUNE_CANDIDATES 5
+#define DPC_AUTOTUNE_SPREAD 3.0
+/* The most measured calls per algorithm (DPCOLL_AUTOTUNE's largest value). */
+#define DPC_AUTOTUNE_MAX_CALLS 32
+
+/* The algorithms to try for these arguments, cheapest predicted first (the
+ * model's pick is cand[0]; equal prices keep the registry's order, as the
+ * model's ties do): those that apply and are priced within
+ * DPC_AUTOTUNE_SPREAD of the cheapest, at most DPC_AUTOTUNE_CANDIDATES.
+ * An algorithm taken wherever it applies (DPC_ALGO_FIRST_CHOICE) is the
+ * only one. pred, if not NULL, gets each one's predicted seconds. Returns
+ * how many (0: none applies). The same on every rank for the same
+ * arguments and model. */
+int dpc_autotune_candidates(const dpc_coll_args_t *a, const dpc_cost_model_t *m,
+                            const dpc_algo_t *cand[DPC_AUTOTUNE_CANDIDATES],
+                            double pred[DPC_AUTOTUNE_CANDIDATES]);
+
+/* The median of v[0..n) (sorted in place; the mean of the middle two for
+ * an even n); +inf for n = 0. */
+double dpc_autotune_median(double *v, int n);
+
+/* The decision from every rank's times: times[r * ncand + k] is rank r's
+ * median time of candidate k. A collective lasts as long as its slowest
+ * rank, so each candidate counts at its slowest rank's time (slowest[k],
+ * if not NULL), and the least of those wins; a tie goes to the lower
+ * index, the model's order. Every rank that has all the times decides
+ * alike. */
+int dpc_autotune_decide(const double *times, int nranks, int ncand, double *slowest);
+
+#endif
