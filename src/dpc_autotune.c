@@ -67,10 +67,11 @@ double dpc_autotune_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int dpc_autotune_decide(const double *times, int nranks, int ncand, double *slowest)
+int dpc_autotune_decide(const double *times, int nranks, int ncand, double margin,
+                        double *slowest)
 {
     int best = 0;
-    double best_t = INFINITY;
+    double best_t = INFINITY, model_t = INFINITY;
     for (int k = 0; k < ncand; k++) {
         double s = 0;
         for (int r = 0; r < nranks; r++) {
@@ -80,10 +81,12 @@ int dpc_autotune_decide(const double *times, int nranks, int ncand, double *slow
         }
         if (slowest)
             slowest[k] = s;
-        if (s < best_t) {
+        if (k == 0)
+            model_t = s;
+        if (k == 0 || s < best_t) {
             best = k;
             best_t = s;
         }
     }
-    return best;
+    return best != 0 && best_t < (1 - margin) * model_t ? best : 0;
 }

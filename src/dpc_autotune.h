@@ -37,12 +37,21 @@ int dpc_autotune_candidates(const dpc_coll_args_t *a, const dpc_cost_model_t *m,
  * an even n); +inf for n = 0. */
 double dpc_autotune_median(double *v, int n);
 
+/* A candidate other than the model's pick must beat it by this fraction:
+ * the model chooses within 3% of the fastest on average (twelve runs of
+ * the reference VM), and a few calls per candidate on a machine whose
+ * speed moves measure no better than that; without the margin, runs there
+ * kept other algorithms that were then slower about as often as faster. */
+#define DPC_AUTOTUNE_MARGIN 0.05
+
 /* The decision from every rank's times: times[r * ncand + k] is rank r's
- * median time of candidate k. A collective lasts as long as its slowest
- * rank, so each candidate counts at its slowest rank's time (slowest[k],
- * if not NULL), and the least of those wins; a tie goes to the lower
- * index, the model's order. Every rank that has all the times decides
- * alike. */
-int dpc_autotune_decide(const double *times, int nranks, int ncand, double *slowest);
+ * median time of candidate k (candidate 0: the model's pick). A
+ * collective lasts as long as its slowest rank, so each candidate counts
+ * at its slowest rank's time (slowest[k], if not NULL); the least of those
+ * wins if it is under (1 - margin) times candidate 0's, else candidate 0
+ * stays; a tie goes to the lower index. Every rank that has all the times
+ * decides alike. */
+int dpc_autotune_decide(const double *times, int nranks, int ncand, double margin,
+                        double *slowest);
 
 #endif

@@ -28,6 +28,7 @@
  * was not fitted to (dpcoll_tune fits its own).
  */
 #include "config.h"
+#include "dpc_autotune.h"
 #include "warmup.h"
 #include <getopt.h>
 #include <math.h>
@@ -277,6 +278,12 @@ static int cmpd(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* DPCOLL_AUTOTUNE=N (the library's setting, read here too): a call's first
+ * N x (up to DPC_AUTOTUNE_CANDIDATES) calls try the candidate algorithms
+ * in turn, the next one decides; so many more warm-up calls of ours, so
+ * that the timed ones run the algorithm kept */
+static int autotune_calls;
+
 static void sync_with(int native)
 {
     int one = 1, s;
@@ -290,7 +297,7 @@ static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, doub
     /* warm-up: caches, endpoints, pools, and a lap of the mailboxes' rings */
     int warm = warmup_calls(out_elems(c, count) * sizeof(float), 3);
     for (int side = 0; side < 2; side++)
-        for (int k = 0; k < warm; k++) {
+        for (int k = 0; k < warm + (side ? 0 : autotune_calls); k++) {
             refill(c, b, count, side ? b->ref : b->out);
             sync_with(side);
             run(c, side, b, count, side ? b->ref : b->out);
@@ -424,6 +431,10 @@ int main(int argc, char **argv)
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
+    const char *at = getenv("DPCOLL_AUTOTUNE");
+    if (at && atoi(at) > 0)
+        autotune_calls = (atoi(at) < DPC_AUTOTUNE_MAX_CALLS ? atoi(at) : DPC_AUTOTUNE_MAX_CALLS) *
+                         DPC_AUTOTUNE_CANDIDATES + 1;
     if (user_op)
         MPI_Op_create(user_fsum, user_op == 1, &red_op);
     if (user_op == 2)
@@ -495,11 +506,18 @@ int main(int argc, char **argv)
                     fprintf(stderr, "dpcoll_bench: cannot make the persistent %s requests\n", cname[c]);
                     MPI_Abort(MPI_COMM_WORLD, 1);
                 }
+                /* timed first, then checked: the check runs the algorithm the
+                 * timed calls ran (DPCOLL_AUTOTUNE: the one kept, not one it
+                 * was still trying) */
+                double ours, nat;
+                measure(c, &b, count, r, &ours, &nat);
                 long w, nw;
                 check(c, &b, count, &w, &nw);
+                if (persistent)
+                    free_persistent();
                 const char *shown = algo, *priced = algo;
                 char label[64], picked[48];
-                if (ai < 0) {      /* what the model picked at this size */
+                if (ai < 0) {      /* what the model (or DPCOLL_AUTOTUNE) picked */
                     snprintf(picked, sizeof(picked), "%s", dpcoll_last_algorithm());
                     snprintf(label, sizeof(label), "auto:%s", picked);
                     shown = label;
@@ -508,10 +526,6 @@ int main(int argc, char **argv)
                     if (user_op == 2)
                         priced = picked;
                 }
-                double ours, nat;
-                measure(c, &b, count, r, &ours, &nat);
-                if (persistent)
-                    free_persistent();
                 double model = dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
                 if (ai >= 0 && model > 0) {
                     rows++;

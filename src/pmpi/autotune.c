@@ -115,7 +115,9 @@ static int decide(dpc_req_t *op, autotune_rec_t *r)
     double mine[DPC_AUTOTUNE_CANDIDATES], got[DPC_AUTOTUNE_MAX_CALLS];
     for (int k = 0; k < nc; k++) {
         int m = 0;
-        for (unsigned i = 0; i < n; i++)
+        /* (a candidate's first call, right after another algorithm's, as a
+         * warm-up: its own scratch and the caches as that one left them) */
+        for (unsigned i = n > 1; i < n; i++)
             if (!isnan(r->t[k][i]))
                 got[m++] = r->t[k][i];
         mine[k] = dpc_autotune_median(got, m);   /* (none back: +inf) */
@@ -135,7 +137,7 @@ static int decide(dpc_req_t *op, autotune_rec_t *r)
         return rc;
     }
     double slowest[DPC_AUTOTUNE_CANDIDATES];
-    int best = dpc_autotune_decide(all, p, nc, slowest);
+    int best = dpc_autotune_decide(all, p, nc, DPC_AUTOTUNE_MARGIN, slowest);
     free(all);
     r->kept = r->cand[best];
     dpc_lock(dpc_g.mt);
@@ -177,10 +179,12 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
         *al = r->kept;
         return MPI_SUCCESS;
     }
-    /* in turn, so that the machine's moods fall on every candidate alike */
+    /* each candidate N calls in a row, as the one kept will run: in turn,
+     * call by call, each followed another algorithm and found the caches
+     * and scratch as that one left them */
     op->tune_slot = slot;
     op->tune_call = r->issued++;
-    *al = r->cand[op->tune_call % (unsigned)r->ncand];
+    *al = r->cand[op->tune_call / dpc_g.cfg.autotune];
     return MPI_SUCCESS;
 }
 
@@ -189,7 +193,7 @@ void dpc_autotune_done(dpc_req_t *op, double seconds)
     if (!op->tune_slot || !op->c->tune)
         return;
     autotune_rec_t *r = &op->c->tune->rec[op->tune_slot - 1];
-    unsigned nc = (unsigned)r->ncand, i = op->tune_call;
-    if (r->used && !r->kept && nc && i / nc < DPC_AUTOTUNE_MAX_CALLS)
-        r->t[i % nc][i / nc] = seconds;
+    unsigned n = dpc_g.cfg.autotune, i = op->tune_call;
+    if (r->used && !r->kept && n && i / n < (unsigned)r->ncand)
+        r->t[i / n][i % n] = seconds;
 }
