@@ -1,6 +1,6 @@
 /*
  * Settings read from the environment: the CUDA IPC ones (DPCOLL_IPC,
- * DPCOLL_IPC_MIN) and DPCOLL_PUSH_MAX parse, refuse bad values with a message naming the
+ * DPCOLL_IPC_MIN), DPCOLL_PUSH_MAX and DPCOLL_AUTOTUNE parse, refuse bad values with a message naming the
  * variable, and travel in the settings every rank takes from rank 0 (the
  * pack/unpack pair MPI_Init uses), so that all ranks decide alike.
  */
@@ -8,6 +8,8 @@
 #include <check.h>
 #include "check_run.h"
 #include "dpc_config.h"
+#include "dpc_autotune.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +98,37 @@ START_TEST(test_push_max)
 }
 END_TEST
 
+/* DPCOLL_AUTOTUNE: measured calls per algorithm, 0 (off, the default) to
+ * DPC_AUTOTUNE_MAX_CALLS; it travels from rank 0 (every rank must measure
+ * the same calls, or they would run different algorithms in one call) */
+START_TEST(test_autotune)
+{
+    dpc_config_t cfg, other;
+    char err[256] = "";
+    dpc_config_defaults(&cfg);
+    ck_assert_uint_eq(cfg.autotune, 0);
+    ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE", "5", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_uint_eq(cfg.autotune, 5);
+    long long v[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&cfg, v);
+    dpc_config_defaults(&other);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert_uint_eq(other.autotune, 5);
+    char top[16];
+    snprintf(top, sizeof(top), "%d", DPC_AUTOTUNE_MAX_CALLS);
+    ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE", top, &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_uint_eq(cfg.autotune, DPC_AUTOTUNE_MAX_CALLS);
+    char over[16];
+    snprintf(over, sizeof(over), "%d", DPC_AUTOTUNE_MAX_CALLS + 1);
+    const char *bad[] = {"-1", "yes", "", "3x", over};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = 0;
+        ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE", bad[i], &cfg, err, sizeof(err)), DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, "DPCOLL_AUTOTUNE") != NULL, "%s: %s", bad[i], err);
+    }
+}
+END_TEST
+
 START_TEST(test_shared_settings_travel)
 {
     dpc_config_t root, other;
@@ -138,6 +171,7 @@ int main(void)
     Suite *su = suite_create("config");
     TCase *tc = tcase_create("settings");
     tcase_add_test(tc, test_ipc_settings);
+    tcase_add_test(tc, test_autotune);
     tcase_add_test(tc, test_shared_settings_travel);
     tcase_add_test(tc, test_push_max);
     tcase_add_test(tc, test_progress_thread);

@@ -29,6 +29,11 @@ for np in $nps; do
     echo "== randomized cases against PMPI (forms, communicators, types, counts, algorithms), $np ranks"
     mpi "$np" "$fuzz" || fail=1
 done
+# DPCOLL_AUTOTUNE: the large blocking calls of each signature run every
+# candidate algorithm in turn before one is kept; every rank must run the
+# same one in each call, or the fuzzer's calls fail or time out
+echo "== randomized cases with DPCOLL_AUTOTUNE=1 (candidates tried, then one kept), 3 ranks"
+DPCOLL_AUTOTUNE=1 DPC_FUZZ_CASES=200 mpi 3 "$fuzz" || fail=1
 nbc="$top_builddir/tests/test_mpi_nbc"
 echo "== test_mpi_coll, nonblocking calls (MPI_I...), 3 ranks"
 DPC_TEST_MODE=nonblocking mpi 3 "$coll" || fail=1
@@ -230,6 +235,22 @@ check "... that lists the valid ones" \
 out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_STATS shows collectives ran on libdpcoll" \
     sh -c 'echo "$1" | grep -q "rank 1 allreduce: 1 on libdpcoll"' _ "$out"
+# DPCOLL_AUTOTUNE=1 on a loop of large calls (6 per signature and
+# communicator: allreduce's up to 4 candidates, then the one kept)
+out=$(DPCOLL_AUTOTUNE=1 DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 12 2>&1); rc=$?
+check "DPCOLL_AUTOTUNE=1: a loop of large calls on 3 ranks, each result equal to MPI's" \
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "^100%: Checks: 64,"' _ "$out" $rc
+check "... every rank ran the same algorithms as often (the ones tried, the ones kept)" \
+    sh -c 'echo "$1" | grep "libdpcoll stats: rank" | sed "s/rank [0-9]* //" | sort | uniq -c |
+           awk "\$1 != 3 { bad = 1 } END { exit bad + (NR < 5) }"' _ "$out"
+check "... tried more than one allreduce algorithm, and decided signatures" \
+    sh -c 'echo "$1" | grep -q "rank 0 allreduce: 13 on libdpcoll ([a-z_]* [0-9]*, " &&
+           echo "$1" | grep -q "rank 0 autotune: [1-9][0-9]* call signatures measured and decided"' \
+    _ "$out"
+out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 12 2>&1)
+check "... and without it, one allreduce algorithm throughout" \
+    sh -c 'echo "$1" | grep -q "rank 0 allreduce: 13 on libdpcoll ([a-z_]* 13)" &&
+           ! echo "$1" | grep -q "autotune"' _ "$out"
 out=$(DPCOLL_STATS=1 DPCOLL_DISABLE=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "... and, disabled, that they went to PMPI and why" \
     sh -c 'echo "$1" | grep -q "0 on libdpcoll, 0 bytes; 1 to PMPI (libdpcoll disabled 1)"' _ "$out"

@@ -2,11 +2,18 @@
  * A plain MPI program, linked only with the MPI library: run under
  * LD_PRELOAD=libdpcoll.so its collectives must run on libdpcoll (found with
  * dlsym, since the program knows nothing of it) and equal PMPI's results.
+ *
+ * "loop [N]": then N times (default 12) the same large calls with new data
+ * (allreduce, bcast, allgather, reduce-scatter, alltoall), on the world and
+ * on a duplicate made and freed for each half of them, each result checked
+ * as above: a training loop's repeated signatures, which DPCOLL_AUTOTUNE
+ * measures and decides (run.sh).
  */
 #include "config.h"
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int main(int argc, char **argv)
@@ -37,6 +44,46 @@ int main(int argc, char **argv)
     MPI_Allgather(&rank, 1, MPI_INT, ib, 1, MPI_INT, MPI_COMM_WORLD);
     PMPI_Allgather(&rank, 1, MPI_INT, ic, 1, MPI_INT, MPI_COMM_WORLD);
     checks++, bad += memcmp(ib, ic, sizeof(int) * (size_t)size) != 0;
+    int loops = argc > 1 && !strcmp(argv[1], "loop") ? (argc > 2 ? atoi(argv[2]) : 12) : 0;
+    enum { B = 20000 };   /* ints per rank's block: 80 KB, beyond the replayed calls */
+    int *blk = malloc(sizeof(int) * B * (size_t)size), *got = malloc(sizeof(int) * B * (size_t)size),
+        *ref = malloc(sizeof(int) * B * (size_t)size);
+    for (int half = 0; half < 2 && loops; half++) {
+        MPI_Comm comm = MPI_COMM_WORLD;
+        if (half)
+            MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        for (int it = 0; it < loops / 2; it++) {
+            for (int i = 0; i < N; i++)
+                a[i] = (double)((i * 5 + rank * 3 + it) % 17) - 8;
+            MPI_Allreduce(a, b, N, MPI_DOUBLE, MPI_SUM, comm);
+            PMPI_Allreduce(a, c, N, MPI_DOUBLE, MPI_SUM, comm);
+            checks++, bad += memcmp(b, c, sizeof(b)) != 0;
+            int root = it % size;
+            for (int i = 0; i < N; i++)
+                ia[i] = rank == root ? i * 3 + it : -1;
+            MPI_Bcast(ia, N, MPI_INT, root, comm);
+            int wrong = 0;
+            for (int i = 0; i < N; i++)
+                wrong += ia[i] != i * 3 + it;
+            checks++, bad += wrong != 0;
+            for (int i = 0; i < B * size; i++)
+                blk[i] = (i * 7 + rank + it) % 101;
+            MPI_Allgather(blk, B, MPI_INT, got, B, MPI_INT, comm);
+            PMPI_Allgather(blk, B, MPI_INT, ref, B, MPI_INT, comm);
+            checks++, bad += memcmp(got, ref, sizeof(int) * B * (size_t)size) != 0;
+            MPI_Reduce_scatter_block(blk, got, B, MPI_INT, MPI_SUM, comm);
+            PMPI_Reduce_scatter_block(blk, ref, B, MPI_INT, MPI_SUM, comm);
+            checks++, bad += memcmp(got, ref, sizeof(int) * B) != 0;
+            MPI_Alltoall(blk, B, MPI_INT, got, B, MPI_INT, comm);
+            PMPI_Alltoall(blk, B, MPI_INT, ref, B, MPI_INT, comm);
+            checks++, bad += memcmp(got, ref, sizeof(int) * B * (size_t)size) != 0;
+        }
+        if (half)
+            MPI_Comm_free(&comm);
+    }
+    free(blk);
+    free(got);
+    free(ref);
     int all = 0;
     PMPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
