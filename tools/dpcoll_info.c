@@ -101,6 +101,8 @@ int main(int argc, char **argv)
         printf("  %-38s %s\n", var, cfg.force[c] ? cfg.force[c]->name : "auto");
     }
     printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
+    printf("  DPCOLL_AUTOTUNE                        %u%s\n", cfg.autotune,
+           cfg.autotune ? " measured calls per candidate algorithm" : " (off: the model decides)");
     printf("  DPCOLL_PROGRESS_THREAD                 %s\n",
            cfg.progress_idle ? "idle" : cfg.progress_thread ? "1" : "0");
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
