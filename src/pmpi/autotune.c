@@ -5,12 +5,13 @@
  * by up to 2x) or that it was not fitted to (more ranks than cores, a
  * program's own op, another machine), the algorithm it picks can be a
  * slower one. A program that makes the same call again and again (a
- * training loop's gradient buckets) can afford to try: the first N calls
- * of each candidate (dpc_autotune_candidates: the algorithms the model
- * prices within 3x of its pick, at most 5) run in turn, each rank timing
- * its own; at the next call of that signature the ranks exchange the
- * median of each candidate (an allgather of a few doubles) and every rank
- * keeps the one whose slowest rank's median is least, the same on all.
+ * training loop's gradient buckets) can afford to try: each candidate
+ * (dpc_autotune_candidates: the algorithms the model prices within 3x of
+ * its pick, at most 5, the pick first) runs N calls in a row, each rank
+ * timing its own; at the next call of that signature the ranks exchange
+ * the median of each candidate (an allgather of a few doubles) and every
+ * rank keeps the one whose slowest rank's median is least, if it beats the
+ * model's pick by DPC_AUTOTUNE_MARGIN, the same on all.
  *
  * Every rank must count the same calls, in the same order, or they would
  * run different algorithms in one call: a call is measured when its

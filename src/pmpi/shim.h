@@ -429,18 +429,18 @@ extern DPC_TLS bool dpc_tl_progress_thread;
 /* Those calls: blocking, host buffers, on libdpcoll's engine. call names
  * the program's call they serve (in an error's message). */
 int dpc_own_allgather(const void *mine, int bytes, void *all, MPI_Comm comm, const char *call);
+int dpc_own_allreduce(int *v, MPI_Op op, MPI_Comm comm, const char *call);   /* one int, in place */
+int dpc_own_alltoall(const uint64_t *mine, uint64_t *theirs, MPI_Comm comm, const char *call);
 /* DPCOLL_AUTOTUNE (autotune.c). pick: *al, the algorithm for a large
  * blocking call whose signature is being measured or was (each candidate
- * in turn, then the fastest; the decision exchanges the ranks' times, so
- * all ranks must ask alike: run.c asks for every call that DPCOLL_AUTOTUNE
- * may measure), or NULL: the model's; returns an MPI error code. done: the
- * seconds the call took, on success. free: the communicator's
- * measurements. */
+ * for N calls in a row, then the one kept; the decision exchanges the
+ * ranks' times, so all ranks must ask alike: run.c asks for every call
+ * that DPCOLL_AUTOTUNE may measure), or NULL: the model's; returns an MPI
+ * error code. done: the seconds the call took, on success. free: the
+ * communicator's measurements. */
 int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al);
 void dpc_autotune_done(dpc_req_t *op, double seconds);
 void dpc_autotune_free(dpc_comm_t *c);
-int dpc_own_allreduce(int *v, MPI_Op op, MPI_Comm comm, const char *call);   /* one int, in place */
-int dpc_own_alltoall(const uint64_t *mine, uint64_t *theirs, MPI_Comm comm, const char *call);
 /* Size and rank of comm, without MPI calls when dpc_enter already knows it. */
 void dpc_comm_shape(MPI_Comm comm, int *size, int *rank);
 void dpc_note_pmpi(dpc_coll_t coll, dpc_why_t why);
