@@ -171,8 +171,19 @@ dpc_status_t dpc_reduce_user(void *dst, const void *a, const void *b, size_t cou
         return DPC_OK;
     }
     if (dst != a) {
-        memcpy(dst, b, count * es);
-        fn(ctx, a, dst, count);
+        /* b into dst a piece at a time, each combined with a while it is
+         * still in the first-level cache: copying all of b first and then
+         * calling the function once read dst back from the second level or
+         * beyond (a 2-rank reduce-scatter of a program's op at 512 KiB-4 MiB
+         * ran at 0.89-0.99x MPICH's that way) */
+        size_t per = DPC_USER_PIECE_BYTES / es ? DPC_USER_PIECE_BYTES / es : 1;
+        char *d = dst;
+        const char *x = a, *y = b;
+        for (size_t i = 0; i < count; i += per) {
+            size_t k = count - i < per ? count - i : per;
+            memcpy(d + i * es, y + i * es, k * es);
+            fn(ctx, x + i * es, d + i * es, k);
+        }
         return DPC_OK;
     }
     /* dst is a: each piece of b into the bounce buffer, a OP it there, back */

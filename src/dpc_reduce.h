@@ -23,10 +23,13 @@ typedef void (*dpc_user_reduce_fn_t)(void *ctx, const void *in, void *inout, siz
 
 /* dst[i] = a[i] OP b[i] (a the left operand, as above) by such a function,
  * es bytes an element (at most DPC_USER_ELEM_MAX, else
- * DPC_ERR_UNSUPPORTED): b is copied into dst first, or, where dst is a,
+ * DPC_ERR_UNSUPPORTED): b is copied into dst first (a piece at a time), or, where dst is a,
  * piece by piece through a buffer on the stack (the function writes its
  * second argument only, and a is read before it is overwritten). */
 #define DPC_USER_ELEM_MAX 1024
+/* ... and into a separate dst a piece of this many bytes at a time (the
+ * copy of b, then the function on it, while it is in the L1 cache) */
+#define DPC_USER_PIECE_BYTES 8192
 dpc_status_t dpc_reduce_user(void *dst, const void *a, const void *b, size_t count, size_t es,
                              dpc_user_reduce_fn_t fn, void *ctx);
 
