@@ -159,16 +159,14 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
         return dpc_raise(op->comm, MPI_ERR_NO_MEM, "%s: out of memory for DPCOLL_AUTOTUNE",
                          op->job->call);
     struct dpc_autotune_state *st = c->tune;
-    autotune_rec_t *r = NULL;
-    int slot = 0;
-    for (; slot < DPC_AUTOTUNE_SLOTS && !r; slot++)
-        if (same_signature(&st->rec[slot], a))
-            r = &st->rec[slot];
-    if (!r) {
-        slot = (int)(st->next++ % DPC_AUTOTUNE_SLOTS);
-        r = &st->rec[slot++];
-        start_signature(r, a);
+    int i = 0;
+    while (i < DPC_AUTOTUNE_SLOTS && !same_signature(&st->rec[i], a))
+        i++;
+    if (i == DPC_AUTOTUNE_SLOTS) {
+        i = (int)(st->next++ % DPC_AUTOTUNE_SLOTS);
+        start_signature(&st->rec[i], a);
     }
+    autotune_rec_t *r = &st->rec[i];
     if (r->ncand == 0)
         return MPI_SUCCESS;   /* (no algorithm applies: the model's answer, an error) */
     if (!r->kept && r->issued == (unsigned)r->ncand * dpc_g.cfg.autotune) {
@@ -183,7 +181,7 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
     /* each candidate N calls in a row, as the one kept will run: in turn,
      * call by call, each followed another algorithm and found the caches
      * and scratch as that one left them */
-    op->tune_slot = slot;
+    op->tune_slot = i + 1;
     op->tune_call = r->issued++;
     *al = r->cand[op->tune_call / dpc_g.cfg.autotune];
     return MPI_SUCCESS;
