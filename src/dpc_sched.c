@@ -72,6 +72,8 @@ typedef struct { int32_t from, to; } edge_t;
  * schedule however many gets read from it. */
 typedef struct { const void *desc; int peer; void *remote; } import_t;
 
+typedef struct { void *p; size_t bytes; } scratch_t;
+
 struct dpc_sched {
     dpc_sched_params_t prm;
     sched_state_t state;
@@ -88,10 +90,13 @@ struct dpc_sched {
     int ready_head, ready_tail;
     int ready_scan;          /* entries before it are local steps (issue_transfers) */
     int ndone, inflight;
-    void **scratch;
+    scratch_t *scratch;      /* the pieces it allocated itself */
     int nscratch, cap_scratch;
     dpc_scratch_pool_t *pool;   /* held by this schedule, or NULL */
+    size_t pool_off[DPC_SCRATCH_CHUNKS];   /* bytes taken from each chunk */
     size_t pool_used, scratch_total;
+    bool scratch_given;      /* its own pieces went to the pool: its steps
+                              * point into memory that is no longer its */
     uint64_t start_ns;
     bool clock_read;         /* start_ns holds the time of the first timeout check */
     unsigned ntests;         /* test() calls since start: the clock is read every 16th */
@@ -163,13 +168,25 @@ dpc_status_t dpc_sched_create(const dpc_sched_params_t *params, dpc_sched_t **sc
     return DPC_OK;
 }
 
+static void pool_free_chunks(dpc_scratch_pool_t *p)
+{
+    for (int k = 0; k < p->nchunks; k++)
+        free(p->chunk[k]);
+    p->nchunks = 0;
+    p->held = 0;
+}
+
 void dpc_scratch_pool_fini(dpc_scratch_pool_t *pool)
 {
-    free(pool->base);
+    pool_free_chunks(pool);
     memset(pool, 0, sizeof(*pool));
 }
 
-/* Give the pool back, grown to what this schedule needed in all. */
+/* Give the pool back, grown by what this schedule had to allocate itself
+ * (see dpc_scratch_pool_t): its pieces become chunks of the pool when they
+ * fit the limits, else the pool becomes one fresh block of the largest
+ * total. The schedule must be done with its scratch (idle, and never run
+ * again without a reset: replay refuses it, scratch_given). */
 static void pool_release(dpc_sched_t *s)
 {
     dpc_scratch_pool_t *p = s->pool;
@@ -177,14 +194,25 @@ static void pool_release(dpc_sched_t *s)
         return;
     if (s->scratch_total > p->want)
         p->want = s->scratch_total;
-    if (p->want > p->cap) {
+    size_t own = 0;
+    for (int i = 0; i < s->nscratch; i++)
+        own += s->scratch[i].bytes;
+    if (s->nscratch > 0 && p->nchunks + s->nscratch <= DPC_SCRATCH_CHUNKS &&
+        p->held + own <= 2 * p->want) {
+        for (int i = 0; i < s->nscratch; i++) {
+            p->chunk[p->nchunks] = s->scratch[i].p;
+            p->cap[p->nchunks++] = s->scratch[i].bytes;
+        }
+        p->held += own;
+        s->nscratch = 0;
+        s->scratch_given = true;
+    } else if (s->nscratch > 0) {
         void *n = NULL;
-        free(p->base);
-        p->base = NULL;
-        p->cap = 0;
+        pool_free_chunks(p);
         if (!posix_memalign(&n, 64, p->want)) {
-            p->base = n;
-            p->cap = p->want;
+            p->chunk[0] = n;
+            p->cap[0] = p->held = p->want;
+            p->nchunks = 1;
         }
     }
     p->busy = 0;
@@ -198,19 +226,22 @@ void *dpc_sched_scratch(dpc_sched_t *s, size_t bytes)
         set_error(s, DPC_ERR_STATE, -1);
         return NULL;
     }
-    size_t rounded = (bytes + 63) & ~(size_t)63;
+    size_t rounded = bytes ? (bytes + 63) & ~(size_t)63 : 64;
     s->scratch_total += rounded;
-    if (s->pool && s->pool_used + rounded <= s->pool->cap) {
-        p = s->pool->base + s->pool_used;
-        s->pool_used += rounded;
-        return p;
-    }
-    if (grow((void **)&s->scratch, &s->cap_scratch, s->nscratch + 1, sizeof(void *)) ||
-        posix_memalign(&p, 64, bytes ? bytes : 1)) {
+    for (int k = 0; s->pool && k < s->pool->nchunks; k++)   /* (first fit, in order) */
+        if (s->pool_off[k] + rounded <= s->pool->cap[k]) {
+            p = s->pool->chunk[k] + s->pool_off[k];
+            s->pool_off[k] += rounded;
+            s->pool_used += rounded;
+            return p;
+        }
+    /* (the whole rounded size: the pool may keep the piece for this request) */
+    if (grow((void **)&s->scratch, &s->cap_scratch, s->nscratch + 1, sizeof(scratch_t)) ||
+        posix_memalign(&p, 64, rounded)) {
         set_error(s, DPC_ERR_NOMEM, -1);
         return NULL;
     }
-    s->scratch[s->nscratch++] = p;
+    s->scratch[s->nscratch++] = (scratch_t){p, rounded};
     return p;
 }
 
@@ -1088,9 +1119,9 @@ static uint64_t wall_ns(void)
 static void reset(dpc_sched_t *s)
 {
     release_regions(s);
+    pool_release(s);   /* (first: the pool may keep the pieces) */
     for (int i = 0; i < s->nscratch; i++)
-        free(s->scratch[i]);
-    pool_release(s);
+        free(s->scratch[i].p);
     forget_waiting(s);
     s->nscratch = 0;
     s->nsteps = s->nedges = 0;
@@ -1098,6 +1129,8 @@ static void reset(dpc_sched_t *s)
     s->ndone = s->inflight = s->dev_inflight = 0;
     s->sub.on = false;
     s->pool_used = s->scratch_total = 0;
+    memset(s->pool_off, 0, sizeof(s->pool_off));
+    s->scratch_given = false;
     s->state = S_BUILDING;
     s->status = DPC_OK;
     s->failed_step = -1;
@@ -1213,7 +1246,8 @@ static void rearm(dpc_sched_t *s)
  * gone to another schedule since) */
 static bool replayable_state(const dpc_sched_t *s)
 {
-    return s->state == S_DONE && s->inflight == 0 && !s->pool && !s->pool_used;
+    return s->state == S_DONE && s->inflight == 0 && !s->pool && !s->pool_used &&
+           !s->scratch_given;
 }
 
 dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params)

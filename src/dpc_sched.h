@@ -69,10 +69,23 @@ typedef struct dpc_device_ops {
 /* Scratch memory kept between schedules (one per communicator): fresh large
  * allocations cost a page fault per 4 KiB and zeroing by the kernel on every
  * call; a pool that grows to the high-water mark costs nothing after the
- * first call. One schedule at a time uses it; others fall back to malloc. */
+ * first call. One schedule at a time uses it; others fall back to malloc.
+ *
+ * It grows by keeping the pieces a schedule had to allocate itself (up to
+ * DPC_SCRATCH_CHUNKS pieces, at most twice the largest total asked for),
+ * not by allocating afresh: those pages have been written already, and the
+ * first writes to fresh pages are what make a large call slow (on the
+ * reference VM 2-4 ms more at 1-4 MiB, in the second call of a size, the
+ * one that found a fresh pool). A schedule takes each piece from the first
+ * chunk with room, in order, so the same call again finds the pieces it
+ * allocated where it needs them. When they do not fit that way, the pool
+ * becomes one block of the largest total. */
+#define DPC_SCRATCH_CHUNKS 8
 typedef struct dpc_scratch_pool {
-    char *base;
-    size_t cap;      /* bytes at base */
+    char *chunk[DPC_SCRATCH_CHUNKS];
+    size_t cap[DPC_SCRATCH_CHUNKS];   /* bytes at chunk[k] */
+    int nchunks;
+    size_t held;     /* bytes in all chunks */
     size_t want;     /* largest total a schedule asked for */
     int busy;
 } dpc_scratch_pool_t;

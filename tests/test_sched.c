@@ -711,6 +711,14 @@ START_TEST(test_reinit)
 }
 END_TEST
 
+static bool in_pool(const dpc_scratch_pool_t *pool, const char *p, size_t n)
+{
+    for (int k = 0; k < pool->nchunks; k++)
+        if (p >= pool->chunk[k] && p + n <= pool->chunk[k] + pool->cap[k])
+            return true;
+    return false;
+}
+
 START_TEST(test_scratch_pool)
 {
     /* the first schedule sizes the pool; the next one gets all its scratch
@@ -720,23 +728,75 @@ START_TEST(test_scratch_pool)
     dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, 0), .pool = &pool};
     dpc_sched_t *s, *t;
     ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
-    ck_assert_ptr_nonnull(dpc_sched_scratch(s, 1000));
-    ck_assert_ptr_nonnull(dpc_sched_scratch(s, 5000));
+    char *a0 = dpc_sched_scratch(s, 1000), *b0 = dpc_sched_scratch(s, 5000);
+    ck_assert_ptr_nonnull(a0);
+    ck_assert_ptr_nonnull(b0);
+    memset(a0, 1, 1000);
+    memset(b0, 2, 5000);
     dpc_sched_destroy(s);
-    ck_assert_uint_ge(pool.cap, 6000);
+    ck_assert_uint_ge(pool.held, 6000);
     ck_assert_int_eq(pool.busy, 0);
     ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
     ck_assert_int_eq(dpc_sched_create(&prm, &t), DPC_OK);
     char *a = dpc_sched_scratch(s, 1000), *b = dpc_sched_scratch(s, 5000);
     char *c = dpc_sched_scratch(t, 100);
-    ck_assert(a >= pool.base && b + 5000 <= pool.base + pool.cap && b >= a + 1000);
-    ck_assert(c < pool.base || c >= pool.base + pool.cap);
+    ck_assert(in_pool(&pool, a, 1000) && in_pool(&pool, b, 5000));
+    ck_assert(b >= a + 1000 || a >= b + 5000);
+    ck_assert(!in_pool(&pool, c, 100));
+    /* the same call again runs on the very memory the first one wrote (not
+     * on fresh pages, whose first writes cost the VM milliseconds) */
+    ck_assert_ptr_eq(a, a0);
+    ck_assert_ptr_eq(b, b0);
     ck_assert_uint_eq((uintptr_t)a % 64, 0);
     ck_assert_uint_eq((uintptr_t)b % 64, 0);
     memset(a, 1, 1000);
     memset(b, 2, 5000);
     dpc_sched_destroy(t);
     dpc_sched_destroy(s);
+    /* a larger call: its own pieces join the pool, and the next such call
+     * takes the first ones' chunks and its own */
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    char *p0[3];
+    for (int i = 0; i < 3; i++) {
+        p0[i] = dpc_sched_scratch(s, 3000 + 1000 * (size_t)i);
+        memset(p0[i], i, 3000 + 1000 * (size_t)i);
+    }
+    dpc_sched_destroy(s);
+    ck_assert_int_eq(pool.nchunks, 4);   /* (1000 and 5000, then 3000 and 5000 kept) */
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    for (int i = 0; i < 3; i++) {
+        char *q = dpc_sched_scratch(s, 3000 + 1000 * (size_t)i);
+        ck_assert(in_pool(&pool, q, 3000 + 1000 * (size_t)i));
+        memset(q, i, 3000 + 1000 * (size_t)i);
+    }
+    dpc_sched_destroy(s);
+    ck_assert_int_eq(pool.nchunks, 4);
+    /* more pieces than the pool keeps: one block of the largest total */
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    for (int i = 0; i < 12; i++)
+        memset(dpc_sched_scratch(s, 6000), 3, 6000);
+    dpc_sched_destroy(s);
+    ck_assert_int_eq(pool.nchunks, 1);
+    ck_assert_uint_eq(pool.held, 12 * 6016);
+    ck_assert_uint_eq(pool.want, 12 * 6016);
+    ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+    for (int i = 0; i < 12; i++)
+        ck_assert(in_pool(&pool, dpc_sched_scratch(s, 6000), 6000));
+    dpc_sched_destroy(s);
+    /* whatever the calls: at most DPC_SCRATCH_CHUNKS chunks, never more
+     * than twice the largest total held, and every piece usable */
+    unsigned x = 12345;
+    for (int call = 0; call < 200; call++) {
+        ck_assert_int_eq(dpc_sched_create(&prm, &s), DPC_OK);
+        int n = 1 + (int)((x = x * 1103515245u + 12345u) >> 16) % 10;
+        for (int i = 0; i < n; i++) {
+            size_t len = 1 + ((x = x * 1103515245u + 12345u) >> 12) % 200000;
+            memset(dpc_sched_scratch(s, len), 4, len);
+        }
+        dpc_sched_destroy(s);
+        ck_assert_int_le(pool.nchunks, DPC_SCRATCH_CHUNKS);
+        ck_assert_uint_le(pool.held, 2 * pool.want);
+    }
     dpc_scratch_pool_fini(&pool);
     dpc_sim_destroy(sim);
 }
