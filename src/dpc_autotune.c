@@ -90,3 +90,17 @@ int dpc_autotune_decide(const double *times, int nranks, int ncand, double margi
     }
     return best != 0 && best_t < (1 - margin) * model_t ? best : 0;
 }
+
+int dpc_autotune_turn(unsigned call, unsigned n, int ncand, int *counted, unsigned *slot)
+{
+    *counted = 0;
+    *slot = 0;
+    if (n == 0 || ncand <= 0 || call >= DPC_AUTOTUNE_TRIAL_CALLS(n, ncand))
+        return -1;
+    if (call < DPC_AUTOTUNE_WARMUP)
+        return 0;
+    unsigned i = call - DPC_AUTOTUNE_WARMUP, in_block = i % (n + 1);
+    *counted = in_block != 0;
+    *slot = in_block ? in_block - 1 : 0;
+    return (int)(i / (n + 1));
+}

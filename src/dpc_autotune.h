@@ -21,6 +21,28 @@
 /* The most measured calls per algorithm (DPCOLL_AUTOTUNE's largest value). */
 #define DPC_AUTOTUNE_MAX_CALLS 32
 
+/* Calls not measured: a signature's first call (the model's pick: the
+ * first uses of the program's buffers cost what later calls do not; on the
+ * reference VM a 1 MiB allreduce at 2 ranks took 5-7 ms, against 0.14-0.2
+ * ms from its third call, and that would go to whichever candidate is
+ * measured first: the model's pick), and each candidate's first call (it
+ * follows another algorithm, finds the caches as that one left them, and
+ * may add its own scratch to the pool). */
+#define DPC_AUTOTUNE_WARMUP 1
+
+/* Calls of one signature before the decision: the warm-up, then for each
+ * of ncand candidates one call not measured and n measured, in a row. */
+#define DPC_AUTOTUNE_TRIAL_CALLS(n, ncand) \
+    (DPC_AUTOTUNE_WARMUP + ((unsigned)(n) + 1) * (unsigned)(ncand))
+
+/* Which candidate runs a signature's call number `call` (0-based) while
+ * its algorithms are measured, n measured calls each: returns its index
+ * (0, the model's pick, for the warm-up), sets *counted to whether the
+ * call's time counts and *slot to which of the candidate's n measured
+ * calls it is. Returns -1 for a call past the trials. The same on every
+ * rank. */
+int dpc_autotune_turn(unsigned call, unsigned n, int ncand, int *counted, unsigned *slot);
+
 /* The algorithms to try for these arguments, cheapest predicted first (the
  * model's pick is cand[0]; equal prices keep the registry's order, as the
  * model's ties do): those that apply and are priced within

@@ -142,6 +142,54 @@ START_TEST(test_decide)
 }
 END_TEST
 
+/* Which candidate runs each call of a signature, and which calls count */
+START_TEST(test_turn)
+{
+    int counted;
+    unsigned slot;
+    /* N = 1, 3 candidates: the signature's first call (the model's pick: the
+     * program's buffers cold, the slowest call there is) not counted, then
+     * for each candidate one call not counted and one counted */
+    int want1[] = {0, 0, 0, 1, 1, 2, 2}, count1[] = {0, 0, 1, 0, 1, 0, 1};
+    for (unsigned c = 0; c < 7; c++) {
+        ck_assert_int_eq(dpc_autotune_turn(c, 1, 3, &counted, &slot), want1[c]);
+        ck_assert_int_eq(counted, count1[c]);
+        ck_assert_uint_eq(slot, 0);
+    }
+    ck_assert_int_eq(dpc_autotune_turn(7, 1, 3, &counted, &slot), -1);
+    ck_assert_int_eq(counted, 0);
+    ck_assert_uint_eq(DPC_AUTOTUNE_TRIAL_CALLS(1, 3), 7);
+    /* N = 3, 2 candidates: slots 0, 1, 2 of each after its first call */
+    int want3[] = {0, 0, 0, 0, 0, 1, 1, 1, 1}, count3[] = {0, 0, 1, 1, 1, 0, 1, 1, 1};
+    unsigned slot3[] = {0, 0, 0, 1, 2, 0, 0, 1, 2};
+    for (unsigned c = 0; c < 9; c++) {
+        ck_assert_int_eq(dpc_autotune_turn(c, 3, 2, &counted, &slot), want3[c]);
+        ck_assert_int_eq(counted, count3[c]);
+        ck_assert_uint_eq(slot, slot3[c]);
+    }
+    ck_assert_int_eq(dpc_autotune_turn(9, 3, 2, &counted, &slot), -1);
+    /* whatever N: the first two calls of the model's pick not counted, and
+     * each candidate's N slots counted once each, its calls in a row */
+    for (unsigned n = 1; n <= DPC_AUTOTUNE_MAX_CALLS; n++) {
+        int per[DPC_AUTOTUNE_CANDIDATES][DPC_AUTOTUNE_MAX_CALLS] = {{0}}, last = 0;
+        for (unsigned c = 0; c < DPC_AUTOTUNE_TRIAL_CALLS(n, DPC_AUTOTUNE_CANDIDATES); c++) {
+            int k = dpc_autotune_turn(c, n, DPC_AUTOTUNE_CANDIDATES, &counted, &slot);
+            ck_assert(k >= last && k <= last + 1 && k < DPC_AUTOTUNE_CANDIDATES);
+            last = k;
+            ck_assert(!(counted && c < 2));
+            ck_assert_uint_lt(slot, n);
+            per[k][slot] += counted;
+        }
+        for (int k = 0; k < DPC_AUTOTUNE_CANDIDATES; k++)
+            for (unsigned i = 0; i < n; i++)
+                ck_assert_int_eq(per[k][i], 1);
+    }
+    /* off, or nothing to try */
+    ck_assert_int_eq(dpc_autotune_turn(0, 0, 3, &counted, &slot), -1);
+    ck_assert_int_eq(dpc_autotune_turn(0, 2, 0, &counted, &slot), -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("autotune");
@@ -150,6 +198,7 @@ int main(void)
     tcase_add_test(tc, test_first_choice_alone);
     tcase_add_test(tc, test_median);
     tcase_add_test(tc, test_decide);
+    tcase_add_test(tc, test_turn);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

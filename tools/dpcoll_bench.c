@@ -29,6 +29,7 @@
  */
 #include "config.h"
 #include "dpc_autotune.h"
+#include "dpc_config.h"
 #include "warmup.h"
 #include <getopt.h>
 #include <math.h>
@@ -279,9 +280,9 @@ static int cmpd(const void *a, const void *b)
 }
 
 /* DPCOLL_AUTOTUNE=N (the library's setting, read here too): a call's first
- * N x (up to DPC_AUTOTUNE_CANDIDATES) calls try the candidate algorithms
- * in turn, the next one decides; so many more warm-up calls of ours, so
- * that the timed ones run the algorithm kept */
+ * DPC_AUTOTUNE_TRIAL_CALLS(N, up to DPC_AUTOTUNE_CANDIDATES) calls are a
+ * warm-up and then N of each candidate algorithm, the next one decides; so
+ * many more warm-up calls of ours, so that the timed ones run the one kept */
 static int autotune_calls;
 
 static void sync_with(int native)
@@ -431,10 +432,15 @@ int main(int argc, char **argv)
         default: usage(); MPI_Finalize(); return opt == 'h' ? 0 : 2;
         }
     }
-    const char *at = getenv("DPCOLL_AUTOTUNE");
-    if (at && atoi(at) > 0)
-        autotune_calls = (atoi(at) < DPC_AUTOTUNE_MAX_CALLS ? atoi(at) : DPC_AUTOTUNE_MAX_CALLS) *
-                         DPC_AUTOTUNE_CANDIDATES + 1;
+    {   /* read and checked as the library does; rank 0's value, as the library's */
+        dpc_config_t cfg;
+        char err[256];
+        if (dpc_config_read(&cfg, err, sizeof(err)) != DPC_OK)
+            dpc_config_defaults(&cfg);   /* (MPI_Init has said what is wrong) */
+        int at = (int)cfg.autotune;
+        PMPI_Bcast(&at, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        autotune_calls = at > 0 ? (int)DPC_AUTOTUNE_TRIAL_CALLS(at, DPC_AUTOTUNE_CANDIDATES) + 1 : 0;
+    }
     if (user_op)
         MPI_Op_create(user_fsum, user_op == 1, &red_op);
     if (user_op == 2)

@@ -7,8 +7,9 @@
  * slower one. A program that makes the same call again and again (a
  * training loop's gradient buckets) can afford to try: each candidate
  * (dpc_autotune_candidates: the algorithms the model prices within 3x of
- * its pick, at most 5, the pick first) runs N calls in a row, each rank
- * timing its own; at the next call of that signature the ranks exchange
+ * its pick, at most 5, the pick first) runs N + 1 calls in a row, each rank
+ * timing its own but the first (dpc_autotune_turn: and the signature's
+ * first call, which finds the program's buffers cold, is not measured); at the next call of that signature the ranks exchange
  * the median of each candidate (an allgather of a few doubles) and every
  * rank keeps the one whose slowest rank's median is least, if it beats the
  * model's pick by DPC_AUTOTUNE_MARGIN, the same on all.
@@ -116,9 +117,7 @@ static int decide(dpc_req_t *op, autotune_rec_t *r)
     double mine[DPC_AUTOTUNE_CANDIDATES], got[DPC_AUTOTUNE_MAX_CALLS];
     for (int k = 0; k < nc; k++) {
         int m = 0;
-        /* (a candidate's first call, right after another algorithm's, as a
-         * warm-up: its own scratch and the caches as that one left them) */
-        for (unsigned i = n > 1; i < n; i++)
+        for (unsigned i = 0; i < n; i++)   /* (only counted calls have times) */
             if (!isnan(r->t[k][i]))
                 got[m++] = r->t[k][i];
         mine[k] = dpc_autotune_median(got, m);   /* (none back: +inf) */
@@ -169,7 +168,7 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
     autotune_rec_t *r = &st->rec[i];
     if (r->ncand == 0)
         return MPI_SUCCESS;   /* (no algorithm applies: the model's answer, an error) */
-    if (!r->kept && r->issued == (unsigned)r->ncand * dpc_g.cfg.autotune) {
+    if (!r->kept && r->issued == DPC_AUTOTUNE_TRIAL_CALLS(dpc_g.cfg.autotune, r->ncand)) {
         int rc = decide(op, r);
         if (rc != MPI_SUCCESS)
             return rc;
@@ -178,12 +177,14 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
         *al = r->kept;
         return MPI_SUCCESS;
     }
-    /* each candidate N calls in a row, as the one kept will run: in turn,
-     * call by call, each followed another algorithm and found the caches
-     * and scratch as that one left them */
-    op->tune_slot = i + 1;
+    /* the warm-up, then each candidate's calls in a row, as the one kept
+     * will run (in turn, call by call, each followed another algorithm and
+     * found the caches and scratch as that one left them) */
+    int counted;
+    unsigned slot;
     op->tune_call = r->issued++;
-    *al = r->cand[op->tune_call / dpc_g.cfg.autotune];
+    *al = r->cand[dpc_autotune_turn(op->tune_call, dpc_g.cfg.autotune, r->ncand, &counted, &slot)];
+    op->tune_slot = counted ? i + 1 : 0;   /* (a call not counted is not timed) */
     return MPI_SUCCESS;
 }
 
@@ -192,7 +193,9 @@ void dpc_autotune_done(dpc_req_t *op, double seconds)
     if (!op->tune_slot || !op->c->tune)
         return;
     autotune_rec_t *r = &op->c->tune->rec[op->tune_slot - 1];
-    unsigned n = dpc_g.cfg.autotune, i = op->tune_call;
-    if (r->used && !r->kept && n && i / n < (unsigned)r->ncand)
-        r->t[i / n][i % n] = seconds;
+    int counted;
+    unsigned slot;
+    int k = dpc_autotune_turn(op->tune_call, dpc_g.cfg.autotune, r->ncand, &counted, &slot);
+    if (r->used && !r->kept && k >= 0 && counted)
+        r->t[k][slot] = seconds;
 }

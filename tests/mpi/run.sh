@@ -235,21 +235,22 @@ check "... that lists the valid ones" \
 out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_STATS shows collectives ran on libdpcoll" \
     sh -c 'echo "$1" | grep -q "rank 1 allreduce: 1 on libdpcoll"' _ "$out"
-# DPCOLL_AUTOTUNE=1 on a loop of large calls (6 per signature and
-# communicator: allreduce's up to 4 candidates, then the one kept)
-out=$(DPCOLL_AUTOTUNE=1 DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 12 2>&1); rc=$?
+# DPCOLL_AUTOTUNE=1 on a loop of large calls (11 per signature and
+# communicator: one warm-up call, 2 for each of allreduce's up to 4
+# candidates, then the one kept)
+out=$(DPCOLL_AUTOTUNE=1 DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 22 2>&1); rc=$?
 check "DPCOLL_AUTOTUNE=1: a loop of large calls on 3 ranks, each result equal to MPI's" \
-    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "^100%: Checks: 64,"' _ "$out" $rc
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "^100%: Checks: 114,"' _ "$out" $rc
 check "... every rank ran the same algorithms as often (the ones tried, the ones kept)" \
     sh -c 'echo "$1" | grep "libdpcoll stats: rank" | sed "s/rank [0-9]* //" | sort | uniq -c |
            awk "\$1 != 3 { bad = 1 } END { exit bad + (NR < 5) }"' _ "$out"
 check "... tried more than one allreduce algorithm, and decided signatures" \
-    sh -c 'echo "$1" | grep -q "rank 0 allreduce: 13 on libdpcoll ([a-z_]* [0-9]*, " &&
+    sh -c 'echo "$1" | grep -q "rank 0 allreduce: 23 on libdpcoll ([a-z_]* [0-9]*, " &&
            echo "$1" | grep -q "rank 0 autotune: [1-9][0-9]* call signatures measured and decided"' \
     _ "$out"
-out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 12 2>&1)
+out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 22 2>&1)
 check "... and without it, one allreduce algorithm throughout" \
-    sh -c 'echo "$1" | grep -q "rank 0 allreduce: 13 on libdpcoll ([a-z_]* 13)" &&
+    sh -c 'echo "$1" | grep -q "rank 0 allreduce: 23 on libdpcoll ([a-z_]* 23)" &&
            ! echo "$1" | grep -q "autotune"' _ "$out"
 out=$(DPCOLL_STATS=1 DPCOLL_DISABLE=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "... and, disabled, that they went to PMPI and why" \
