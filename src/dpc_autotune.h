@@ -23,7 +23,7 @@
 
 /* Calls not measured: a signature's first call (the model's pick: the
  * first uses of the program's buffers cost what later calls do not; on the
- * reference VM a 1 MiB allreduce at 2 ranks took 5-7 ms, against 0.14-0.2
+ * reference VM a 1 MiB allreduce at 2 ranks took 3-7 ms, against 0.14-0.2
  * ms from its third call, and that would go to whichever candidate is
  * measured first: the model's pick), and each candidate's first call (it
  * follows another algorithm, finds the caches as that one left them, and

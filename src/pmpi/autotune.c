@@ -8,9 +8,10 @@
  * training loop's gradient buckets) can afford to try: each candidate
  * (dpc_autotune_candidates: the algorithms the model prices within 3x of
  * its pick, at most 5, the pick first) runs N + 1 calls in a row, each rank
- * timing its own but the first (dpc_autotune_turn: and the signature's
- * first call, which finds the program's buffers cold, is not measured); at the next call of that signature the ranks exchange
- * the median of each candidate (an allgather of a few doubles) and every
+ * timing its own but the first (and the signature's first call, which
+ * finds the program's buffers cold, is not timed: dpc_autotune_turn); at
+ * the next call of that signature the ranks exchange the median of each
+ * candidate's N times (an allgather of a few doubles) and every
  * rank keeps the one whose slowest rank's median is least, if it beats the
  * model's pick by DPC_AUTOTUNE_MARGIN, the same on all.
  *
