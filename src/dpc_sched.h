@@ -76,9 +76,9 @@ typedef struct dpc_device_ops {
  * not by allocating afresh: those pages have been written already, and the
  * first writes to fresh pages are what make a large call slow (on the
  * reference VM 2-3 ms more at 1-4 MiB, in the second call of a size, the
- * one that found a fresh pool: docs/bench/first_calls.txt). A schedule takes each piece from the first
- * chunk with room, in order, so the same call again finds the pieces it
- * allocated where it needs them. When they do not fit that way, the pool
+ * one that found a fresh pool: docs/bench/first_calls.txt). A schedule
+ * takes each piece from the first chunk with room, in order, so the same
+ * call again finds the pieces it allocated where it needs them. When they do not fit that way, the pool
  * becomes one block of the largest total. */
 #define DPC_SCRATCH_CHUNKS 8
 typedef struct dpc_scratch_pool {

@@ -179,8 +179,8 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
         return MPI_SUCCESS;
     }
     /* the warm-up, then each candidate's calls in a row, as the one kept
-     * will run (in turn, call by call, each followed another algorithm and
-     * found the caches and scratch as that one left them) */
+     * will run (tried in turn call by call instead, each candidate followed
+     * another algorithm and found the caches and scratch as it left them) */
     int counted;
     unsigned slot;
     op->tune_call = r->issued++;
