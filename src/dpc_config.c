@@ -215,7 +215,9 @@ enum {
     SH_FORCE,                                   /* DPC_COLL_COUNT of them */
     SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
     SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
-    SH_END = SH_COST + DPC_COST_SETS * DPC_COST_NFIELDS
+    SH_NRULES = SH_COST + DPC_COST_SETS * DPC_COST_NFIELDS,
+    SH_RULES,                                   /* DPC_COST_RULES of SH_RULE_INTS */
+    SH_END = SH_RULES + DPC_COST_RULES * DPC_CONFIG_RULE_INTS
 };
 _Static_assert(SH_END == DPC_CONFIG_SHARED_INTS, "DPC_CONFIG_SHARED_INTS is the packed length");
 
@@ -243,6 +245,16 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
             memcpy(&v[SH_COST + i * DPC_COST_NFIELDS + f], dpc_cost_field(&m.set[i], f),
                    sizeof(double));
     }
+    v[SH_NRULES] = m.nrules;
+    for (int i = 0; i < DPC_COST_RULES; i++) {
+        long long *r = &v[SH_RULES + i * DPC_CONFIG_RULE_INTS];
+        bool on = i < m.nrules;
+        r[0] = on ? m.rule[i].coll : 0;
+        r[1] = on ? m.rule[i].nranks : 0;
+        r[2] = on ? (long long)m.rule[i].lo : 0;
+        r[3] = on ? (long long)m.rule[i].hi : 0;
+        r[4] = on ? algo_index(m.rule[i].al) : -1;
+    }
 }
 
 void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
@@ -266,10 +278,47 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
             memcpy(dpc_cost_field(&cfg->cost.set[i], f), &v[SH_COST + i * DPC_COST_NFIELDS + f],
                    sizeof(double));
     }
+    cfg->cost.nrules = (int)v[SH_NRULES];
+    for (int i = 0; i < DPC_COST_RULES; i++) {
+        const long long *r = &v[SH_RULES + i * DPC_CONFIG_RULE_INTS];
+        cfg->cost.rule[i] = (dpc_cost_rule_t){.coll = (int)r[0], .nranks = (int)r[1],
+                                              .lo = (size_t)r[2], .hi = (size_t)r[3],
+                                              .al = r[4] >= 0 ? dpc_algos()[r[4]] : NULL};
+    }
     if (!v[SH_TUNE_FILE])
         cfg->tune_file[0] = 0;
     else if (!cfg->tune_file[0])
         snprintf(cfg->tune_file, sizeof(cfg->tune_file), "(rank 0's)");
+}
+
+/* "choose = COLLECTIVE RANKS LO HI ALGORITHM": a measured choice
+ * (dpc_cost_rule_t), bytes as dpc_coll_bytes counts them */
+static dpc_status_t read_choice(const char *line, dpc_cost_model_t *m, int lineno, char *err,
+                                size_t errlen)
+{
+    char coll[40], algo[40], why[120];
+    int nranks, end = 0;
+    unsigned long long lo, hi;
+    const dpc_algo_t *al = NULL;
+    int c = -1;
+    /* (no minus sign: %llu would take -1 as the largest number) */
+    if (!strchr(line, '-') &&
+        sscanf(line, " choose = %39s %d %llu %llu %39s %n", coll, &nranks, &lo, &hi, algo, &end) ==
+            5 && line[end] == 0)
+        c = dpc_coll_from_name(coll);
+    if (c >= 0)
+        al = dpc_algo_find((dpc_coll_t)c, algo);
+    if (!al) {
+        snprintf(err, errlen, "line %d: expected 'choose = COLLECTIVE RANKS FROM_BYTES TO_BYTES "
+                 "ALGORITHM' with a collective and one of its algorithms (dpcoll_info lists them)",
+                 lineno);
+        return DPC_ERR_ARG;
+    }
+    if (dpc_cost_rule_add(m, c, nranks, (size_t)lo, (size_t)hi, al, why, sizeof(why)) != DPC_OK) {
+        snprintf(err, errlen, "line %d: choose: %s", lineno, why);
+        return DPC_ERR_ARG;
+    }
+    return DPC_OK;
 }
 
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen)
@@ -296,6 +345,13 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         int n = sscanf(line, " %31[a-z_] = %lf", key, &val);
         if (n <= 0)
             continue;     /* blank or comment */
+        if (n == 1 && !strcmp(key, "choose")) {
+            if (read_choice(line, &t, lineno, err, errlen) != DPC_OK) {
+                fclose(f);
+                return DPC_ERR_ARG;
+            }
+            continue;
+        }
         double *dst = NULL;
         int from = 0;     /* a threshold: its set */
         for (int i = 0; i < DPC_COST_SETS && !dst && !from; i++) {
@@ -376,5 +432,12 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
         fprintf(f, "%s_bytes = %zu   # calls whose buffers span this many bytes or more (per "
                 "rank, input and output) use the %s set%s\n",
                 dpc_cost_set_name[i], m->from[i], dpc_cost_set_suffix[i], i > 1 ? " (0: none)" : "");
+    if (m->nrules)
+        fprintf(f, "# measured choices: collective, ranks, from and to bytes (a rank's vector, "
+                "inclusive), algorithm;\n# the first that matches and applies is taken instead "
+                "of the constants' cheapest\n");
+    for (int i = 0; i < m->nrules; i++)
+        fprintf(f, "choose = %s %d %zu %zu %s\n", dpc_coll_name((dpc_coll_t)m->rule[i].coll),
+                m->rule[i].nranks, m->rule[i].lo, m->rule[i].hi, m->rule[i].al->name);
     return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

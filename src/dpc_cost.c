@@ -159,9 +159,46 @@ double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dp
     return dpc_cost_of(al, a, dpc_cost_regime(m, a));
 }
 
+const dpc_algo_t *dpc_cost_rule_for(const dpc_coll_args_t *a, const dpc_cost_model_t *m)
+{
+    if (m->nrules == 0)
+        return NULL;
+    size_t n = dpc_coll_bytes(a);
+    for (int i = 0; i < m->nrules; i++) {
+        const dpc_cost_rule_t *r = &m->rule[i];
+        if (r->coll == (int)a->coll && r->nranks == a->size && n >= r->lo && n <= r->hi &&
+            dpc_algo_applies(r->al, a))
+            return r->al;
+    }
+    return NULL;
+}
+
+dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t lo, size_t hi,
+                               const dpc_algo_t *al, char *err, size_t errlen)
+{
+    if (m->nrules >= DPC_COST_RULES)
+        snprintf(err, errlen, "more than %d choices", DPC_COST_RULES);
+    else if (!al || (int)al->coll != coll)
+        snprintf(err, errlen, "the algorithm is not one of the collective's");
+    else if (nranks < 1 || lo > hi)
+        snprintf(err, errlen, "ranks must be 1 or more and the bytes a range, lowest first");
+    else {
+        m->rule[m->nrules++] = (dpc_cost_rule_t){.coll = coll, .nranks = nranks, .lo = lo,
+                                                 .hi = hi, .al = al};
+        return DPC_OK;
+    }
+    return DPC_ERR_ARG;
+}
+
+/* (the constants' price first: an algorithm taken wherever it applies
+ * must stay so, whatever a tune file says) */
 const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m)
 {
-    return dpc_cost_select(a, dpc_cost_regime(m, a));
+    const dpc_algo_t *by_price = dpc_cost_select(a, dpc_cost_regime(m, a));
+    if (by_price && (by_price->flags & DPC_ALGO_FIRST_CHOICE))
+        return by_price;
+    const dpc_algo_t *measured = dpc_cost_rule_for(a, m);
+    return measured ? measured : by_price;
 }
 
 const dpc_algo_t *dpc_cost_select(const dpc_coll_args_t *a, const dpc_cost_params_t *c)

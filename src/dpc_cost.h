@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include "dpc_coll.h"
+#include "dpc_status.h"
 
 /* Defaults until dpcoll_tune measures the machine: 10 us per message,
  * 10 GB/s, 5 GB/s of reduction. */
@@ -44,9 +45,30 @@ static inline double *dpc_cost_field(dpc_cost_params_t *c, int i)
  * come from memory: no single alpha, beta and gamma fit all four. A
  * threshold of 0 turns its set off; the thresholds grow with the index. */
 #define DPC_COST_SETS 4
+
+/* A measured choice (a tune file's "choose" line, which dpcoll_tune writes
+ * where an algorithm measured faster than the model's pick): calls of
+ * collective coll on communicators of nranks ranks moving lo to hi bytes
+ * (dpc_coll_bytes, inclusive) run algorithm al wherever it applies. Why
+ * beside the constants: no set of alpha-beta-gamma constants prices every
+ * host right; on one VM the direct allreduce ran 1.2-1.8x faster than
+ * Rabenseifner at 512 KiB-2 MiB and on another the reverse, and a refit
+ * still priced Rabenseifner cheaper (docs/bench/s34/model_check.txt). A
+ * choice in the model reaches every call the model decides: nonblocking
+ * and persistent ones too, which DPCOLL_AUTOTUNE cannot measure, and the
+ * same in every run. */
+typedef struct dpc_cost_rule {
+    int coll, nranks;
+    size_t lo, hi;
+    const dpc_algo_t *al;
+} dpc_cost_rule_t;
+#define DPC_COST_RULES 32
+
 typedef struct dpc_cost_model {
     dpc_cost_params_t set[DPC_COST_SETS];
     size_t from[DPC_COST_SETS];   /* from[0] is 0 */
+    int nrules;                   /* measured choices, the first that matches wins */
+    dpc_cost_rule_t rule[DPC_COST_RULES];
 } dpc_cost_model_t;
 /* The sets' names: tune-file key suffixes ("", "_large", "_huge",
  * "_memory") and thresholds ("large_bytes" ...), and for people. */
@@ -87,7 +109,19 @@ const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_co
 double dpc_cost_of(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_params_t *c);
 /* Predicted time of one algorithm under the model. */
 double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m);
+/* The model's pick: a measured choice that matches and applies
+ * (dpc_cost_rule_for), else the cheapest by the constants; an algorithm
+ * taken wherever it applies (DPC_ALGO_FIRST_CHOICE) before either. */
 const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m);
+/* The measured choice for these arguments: the first rule of m whose
+ * collective, ranks and byte range match and whose algorithm applies, or
+ * NULL. */
+const dpc_algo_t *dpc_cost_rule_for(const dpc_coll_args_t *a, const dpc_cost_model_t *m);
+/* Adds a measured choice to m (after those it has); DPC_ERR_ARG with a
+ * message if the algorithm is not the collective's, the range is empty, the
+ * ranks are below 1 or m has DPC_COST_RULES already. */
+dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t lo, size_t hi,
+                               const dpc_algo_t *al, char *err, size_t errlen);
 
 /* Cheapest applicable algorithm for these arguments by the model (ties, to
  * within rounding, go to the one registered first): every rank computes the

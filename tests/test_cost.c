@@ -334,6 +334,127 @@ START_TEST(test_whole_message_reductions_reread)
 }
 END_TEST
 
+/* Measured choices (a tune file's "choose" lines): one that matches the
+ * collective, the ranks and the bytes (inclusive) and applies replaces the
+ * constants' pick, the first of several that match wins, and one that
+ * does not apply (a one-sided algorithm without one-sided transfers, an
+ * order-free one for an op that does not commute) leaves the constants'
+ * pick; written and read back as they were; bad lines refused by number. */
+START_TEST(test_measured_choices)
+{
+    dpc_cost_model_t m = dpc_cost_model_one_node(), plain = m;
+    char err[256] = "";
+    dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 2, .dtype = DPC_FLOAT,
+                         .count = 1u << 18, .op = DPC_OP_SUM, .one_sided = true};
+    const dpc_algo_t *base = dpc_cost_select_model(&a, &plain);
+    const dpc_algo_t *ring = dpc_algo_find(DPC_ALLREDUCE, "ring");
+    const dpc_algo_t *rd = dpc_algo_find(DPC_ALLREDUCE, "recursive_doubling");
+    const dpc_algo_t *direct = dpc_algo_find(DPC_ALLREDUCE, "direct");
+    const dpc_algo_t *x = base == ring ? rd : ring;   /* not the constants' pick */
+    ck_assert(x && direct && x != base);
+    ck_assert_ptr_null(dpc_cost_rule_for(&a, &m));
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x, err,
+                                       sizeof(err)), DPC_OK);
+    ck_assert_ptr_eq(dpc_cost_select_model(&a, &m), x);
+    ck_assert_ptr_eq(dpc_cost_rule_for(&a, &m), x);
+    /* one element either side of the range, other ranks: the constants' pick */
+    for (int k = 0; k < 3; k++) {
+        dpc_coll_args_t b = a;
+        if (k < 2)
+            b.count = k ? a.count + 1 : a.count - 1;
+        else
+            b.size = 4;
+        ck_assert_ptr_null(dpc_cost_rule_for(&b, &m));
+        ck_assert_ptr_eq(dpc_cost_select_model(&b, &m), dpc_cost_select_model(&b, &plain));
+    }
+    /* the first that matches: an earlier rule over a wider range wins */
+    dpc_cost_model_t two = plain;
+    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 0, 1u << 30, direct, err,
+                                       sizeof(err)), DPC_OK);
+    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x, err,
+                                       sizeof(err)), DPC_OK);
+    ck_assert_ptr_eq(dpc_cost_select_model(&a, &two), direct);
+    /* ... unless it does not apply: then the next that matches */
+    dpc_coll_args_t no_get = a;
+    no_get.one_sided = false;
+    ck_assert_ptr_eq(dpc_cost_select_model(&no_get, &two), x);
+    /* an op that does not commute: the ring (not rank order) never runs it */
+    dpc_cost_model_t r1 = plain;
+    ck_assert_int_eq(dpc_cost_rule_add(&r1, DPC_ALLREDUCE, 2, 0, 1u << 30, ring, err,
+                                       sizeof(err)), DPC_OK);
+    dpc_coll_args_t ordered = a;
+    ordered.op = DPC_OP_USER_ORDERED;
+    ck_assert_ptr_null(dpc_cost_rule_for(&ordered, &r1));
+    ck_assert(dpc_cost_select_model(&ordered, &r1) != ring);
+    /* an algorithm taken wherever it applies (alltoallv's) stays so */
+    dpc_cost_model_t v = plain;
+    const dpc_algo_t *va = dpc_algo_find(DPC_ALLTOALLV, "direct");
+    ck_assert(va && (va->flags & DPC_ALGO_FIRST_CHOICE));
+    size_t cnt[2] = {8, 8};
+    dpc_coll_args_t av = {.coll = DPC_ALLTOALLV, .size = 2, .dtype = DPC_BYTE, .counts = cnt,
+                          .scounts = cnt, .one_sided = true};
+    ck_assert_ptr_eq(dpc_cost_select_model(&av, &v), va);
+    /* refused: another collective's algorithm, an empty range, no ranks,
+     * one too many */
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_BCAST, 2, 0, 9, ring, err, sizeof(err)),
+                     DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 9, 8, ring, err, sizeof(err)),
+                     DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 0, 0, 9, ring, err, sizeof(err)),
+                     DPC_ERR_ARG);
+    for (int i = 0; i < DPC_COST_RULES; i++)
+        ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, (size_t)i, (size_t)i, ring, err,
+                                           sizeof(err)), DPC_OK);
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 99, 99, ring, err, sizeof(err)),
+                     DPC_ERR_ARG);
+    ck_assert_int_eq(v.nrules, DPC_COST_RULES);
+
+    /* a file: written, read back the same, in order */
+    char path[] = "/tmp/dpc_choose_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(dpc_tune_write(path, &two, "test"), DPC_OK);
+    dpc_cost_model_t back;
+    ck_assert_int_eq(dpc_tune_read(path, &back, err, sizeof(err)), DPC_OK);
+    ck_assert_int_eq(back.nrules, 2);
+    for (int i = 0; i < 2; i++)
+        ck_assert(back.rule[i].coll == two.rule[i].coll &&
+                  back.rule[i].nranks == two.rule[i].nranks && back.rule[i].lo == two.rule[i].lo &&
+                  back.rule[i].hi == two.rule[i].hi && back.rule[i].al == two.rule[i].al);
+    ck_assert_ptr_eq(dpc_cost_select_model(&a, &back), direct);
+    /* and travelling from rank 0 with the other settings */
+    dpc_config_t root, other;
+    dpc_config_defaults(&root);
+    dpc_config_defaults(&other);
+    root.cost = two;
+    long long packed[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&root, packed);
+    dpc_config_unpack_shared(&other, packed);
+    ck_assert_int_eq(other.cost.nrules, 2);
+    ck_assert_ptr_eq(dpc_cost_select_model(&a, &other.cost), direct);
+    ck_assert_ptr_eq(dpc_cost_select_model(&no_get, &other.cost), x);
+    const char *bad[] = {
+        "choose = allreduce 2 10 5 ring\n",          /* empty range */
+        "choose = allreduce 2 1 5 bogus\n",          /* no such algorithm */
+        "choose = allreduce 2 1 5 binomial\n",       /* another collective's */
+        "choose = allreduce -2 1 5 ring\n",          /* no ranks */
+        "choose = allreduce 2 -1 5 ring\n",          /* no bytes */
+        "choose = allreduce 2 1 5 ring extra\n",     /* more than a choice */
+        "choose = allreduce 2 1 ring\n",             /* less */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        FILE *f = fopen(path, "w");
+        fprintf(f, "alpha = 1e-6\n%s", bad[i]);
+        fclose(f);
+        err[0] = 0;
+        ck_assert_int_eq(dpc_tune_read(path, &back, err, sizeof(err)), DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, "line 2") != NULL, "%s: %s", bad[i], err);
+    }
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("cost");
@@ -346,6 +467,7 @@ int main(void)
     tcase_add_test(tc, test_tune_file);
     tcase_add_test(tc, test_bcast_direct_prices_the_second_copy);
     tcase_add_test(tc, test_whole_message_reductions_reread);
+    tcase_add_test(tc, test_measured_choices);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

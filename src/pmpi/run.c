@@ -153,6 +153,11 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     if (a->rank != 0 || !first_time(sig))
         return;
     char line[1024];
+    /* (a measured choice: the tune file's, against the prices that follow) */
+    const char *why = chosen == dpc_g.cfg.force[a->coll]                ? " (forced)"
+                      : chosen == dpc_cost_rule_for(a, &dpc_g.cfg.cost) ? " (the tune file's "
+                                                                          "measured choice)"
+                                                                        : "";
     /* (a program's op: its elements by their size, the stand-in type's) */
     char what[96];
     if (dpc_op_is_user(a->op))
@@ -163,7 +168,7 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
         snprintf(what, sizeof(what), "%s", dpc_dtype_name(a->dtype));
     size_t off = (size_t)snprintf(line, sizeof(line), "%s: %s, %d ranks, %zu x %s: %s%s;", call,
                                   dpc_coll_name(a->coll), a->size, a->count, what,
-                                  chosen->name, chosen == dpc_g.cfg.force[a->coll] ? " (forced)" : "");
+                                  chosen->name, why);
     for (const dpc_algo_t *const *al = dpc_algos(); *al && off < sizeof(line); al++)
         if (dpc_algo_applies(*al, a))
             off += (size_t)snprintf(line + off, sizeof(line) - off, " %s %.3g us%s", (*al)->name,
