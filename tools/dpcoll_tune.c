@@ -50,6 +50,12 @@ static int cmpd(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 /* DPCOLL_PUSH_MAX as the shim takes it: rank 0's (main) */
 static size_t push_max;
 
@@ -338,7 +344,19 @@ enum { MAXPT = 8192 };
  * algorithm it predicts fastest over the fastest one's. This, not the
  * error of its predictions, is what a program feels; a model can be off
  * by half on every algorithm and still pick the best. */
-static void report_choices(const point_t *pt, int n, const double *pred, const char *who)
+/* The measured choice of m for a point's call, or NULL (as the shim asks:
+ * one-sided transfers on one node) */
+static const dpc_algo_t *rule_for_point(const point_t *x, const dpc_cost_model_t *m)
+{
+    if (!m || m->nrules == 0)
+        return NULL;
+    dpc_coll_args_t a = args_for(x->al->coll, x->p, x->bytes);
+    a.one_sided = true;
+    return dpc_cost_rule_for(&a, m);
+}
+
+static void report_choices(const point_t *pt, int n, const double *pred, const dpc_cost_model_t *m,
+                           const char *who)
 {
     bool *seen = calloc((size_t)n + 1, sizeof(bool));
     int calls = 0, over = 0, wi = -1, wb = -1;
@@ -358,6 +376,12 @@ static void report_choices(const point_t *pt, int n, const double *pred, const c
             if (pred[j] < pred[chosen])
                 chosen = j;
         }
+        /* (a measured choice of m's, where it was measured) */
+        const dpc_algo_t *ruled = rule_for_point(&pt[i], m);
+        for (int j = i; j < n && ruled; j++)
+            if (pt[j].al == ruled && pt[j].run == pt[i].run && pt[j].p == pt[i].p &&
+                pt[j].bytes == pt[i].bytes)
+                chosen = j;
         if (algos < 2)
             continue;
         double ratio = pt[chosen].t / pt[best].t;
@@ -426,11 +450,169 @@ static void report_repeatability(const point_t *pt, int n, int runs)
         printf("the %d runs against each other: %d of %d measurements within 30%% of the median "
                "of the other runs' times of the same call (what no model of this machine can "
                "expect to beat by much)\n", runs, within, m);
-        report_choices(sub, m, loo, "the other runs' fastest algorithm as the choice");
+        report_choices(sub, m, loo, NULL, "the other runs' fastest algorithm as the choice");
     }
     free(others);
     free(loo);
     free(sub);
+}
+
+/* Measured choices: where an algorithm ran faster than the constants'
+ * pick by more than CHOICE_MARGIN (the median of its times over the runs
+ * against the pick's), and faster in every run that measured both, the
+ * tune file says to take it ("choose" lines, dpc_cost_rule_t). No set of
+ * constants ranks the algorithms right on every host (the model has no
+ * term for what made the direct allreduce 1.2-1.8x faster than
+ * Rabenseifner at 512 KiB-2 MiB on one VM and slower on another), and
+ * what was measured on this one is the better guide here. The margin:
+ * the same algorithm's time moved by 10% and more between runs minutes
+ * apart on the reference VM, so a smaller lead is no lead. Each choice
+ * spans the sizes around the ones that measured it, to the geometric
+ * midpoints with the neighbouring sizes measured (not beyond the largest
+ * and smallest); neighbours with the same winner make one range. */
+#define CHOICE_MARGIN 0.10
+
+static double median_of(double *v, int k)
+{
+    qsort(v, (size_t)k, sizeof(double), cmpd);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* a call's bytes as the shim counts them (dpc_coll_bytes) */
+static size_t call_bytes(dpc_coll_t coll, int p, size_t bytes)
+{
+    dpc_coll_args_t a = args_for(coll, p, bytes);
+    return dpc_coll_bytes(&a);
+}
+
+/* The winner of one call (coll, p, bytes) over the runs, or NULL where the
+ * constants' pick (least pred) stands; *gain: the pick's median time over
+ * the winner's. */
+static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double *pred,
+                                         const dpc_cost_model_t *m, dpc_coll_t coll, int p,
+                                         size_t bytes, int runs, double *gain)
+{
+    const dpc_algo_t *ruled = NULL;   /* (m's own measured choice, if it has one here) */
+    const dpc_algo_t *algos[64];
+    double med[64], pr[64];
+    int na = 0;
+    double *t = malloc(((size_t)n + 1) * sizeof(double));
+    for (int i = 0; i < n && t; i++) {
+        if (pt[i].al->coll != coll || pt[i].p != p || pt[i].bytes != bytes)
+            continue;
+        int a = 0;
+        while (a < na && algos[a] != pt[i].al)
+            a++;
+        if (a < na || na == 64)
+            continue;
+        int k = 0;
+        for (int j = i; j < n; j++)
+            if (pt[j].al == pt[i].al && pt[j].p == p && pt[j].bytes == bytes)
+                t[k++] = pt[j].t;
+        if (!ruled)
+            ruled = rule_for_point(&pt[i], m);
+        algos[na] = pt[i].al;
+        pr[na] = pred[i];
+        med[na++] = median_of(t, k);
+    }
+    free(t);
+    if (na < 2)
+        return NULL;
+    int pick = 0, best = 0;
+    for (int a = 1; a < na; a++) {
+        if (pr[a] < pr[pick])
+            pick = a;
+        if (med[a] < med[best])
+            best = a;
+    }
+    for (int a = 0; a < na; a++)
+        if (algos[a] == ruled)
+            pick = a;
+    if (best == pick || !(med[best] < (1 - CHOICE_MARGIN) * med[pick]))
+        return NULL;
+    /* ... and faster in each run that measured both */
+    for (int r = 0; r < runs; r++) {
+        double tb = -1, tp = -1;
+        for (int i = 0; i < n; i++)
+            if (pt[i].run == r && pt[i].p == p && pt[i].bytes == bytes) {
+                if (pt[i].al == algos[best])
+                    tb = pt[i].t;
+                if (pt[i].al == algos[pick])
+                    tp = pt[i].t;
+            }
+        if (tb > 0 && tp > 0 && tb >= tp)
+            return NULL;
+    }
+    *gain = med[pick] / med[best];
+    return algos[best];
+}
+
+/* Adds the measured choices to m and says what they are; returns how many. */
+static int add_choices(const point_t *pt, int n, const double *pred, int runs, dpc_cost_model_t *m)
+{
+    int added = 0, left_out = 0;
+    for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
+        /* every rank count and size measured of this collective, in order */
+        for (int i = 0; i < n; i++) {
+            if (pt[i].al->coll != colls[ci])
+                continue;
+            bool first_p = true;   /* (each rank count once) */
+            for (int j = 0; j < i && first_p; j++)
+                first_p = !(pt[j].al->coll == colls[ci] && pt[j].p == pt[i].p);
+            if (!first_p)
+                continue;
+            int p = pt[i].p;
+            size_t sizes[256];
+            int ns = 0;
+            for (int j = 0; j < n; j++) {
+                if (pt[j].al->coll != colls[ci] || pt[j].p != p)
+                    continue;
+                int k = 0;
+                while (k < ns && sizes[k] != pt[j].bytes)
+                    k++;
+                if (k == ns && ns < 256)
+                    sizes[ns++] = pt[j].bytes;
+            }
+            qsort(sizes, (size_t)ns, sizeof(size_t), cmp_size);
+            const dpc_algo_t *win[256];
+            double gain[256];
+            for (int k = 0; k < ns; k++)
+                win[k] = measured_winner(pt, n, pred, m, colls[ci], p, sizes[k], runs, &gain[k]);
+            for (int k = 0; k < ns;) {
+                if (!win[k]) {
+                    k++;
+                    continue;
+                }
+                int e = k;
+                while (e + 1 < ns && win[e + 1] == win[k])
+                    e++;
+                size_t b0 = call_bytes(colls[ci], p, sizes[k]);
+                size_t b1 = call_bytes(colls[ci], p, sizes[e]);
+                size_t lo = k > 0 ? (size_t)sqrt((double)call_bytes(colls[ci], p, sizes[k - 1]) *
+                                                 (double)b0) + 1 : b0;
+                size_t hi = e + 1 < ns ? (size_t)sqrt((double)b1 *
+                                                      (double)call_bytes(colls[ci], p, sizes[e + 1]))
+                                       : b1;
+                char why[120];
+                if (dpc_cost_rule_add(m, (int)colls[ci], p, lo, hi, win[k], why, sizeof(why)) ==
+                    DPC_OK) {
+                    added++;
+                    printf("measured choice: %s, %d ranks, %zu-%zu bytes: %s (the constants' pick "
+                           "took", dpc_coll_name(colls[ci]), p, lo, hi, win[k]->name);
+                    for (int q = k; q <= e; q++)
+                        printf("%s %.2fx as long at %zu", q > k ? "," : "", gain[q], sizes[q]);
+                    printf(")\n");
+                } else {
+                    left_out++;
+                }
+                k = e + 1;
+            }
+        }
+    }
+    if (left_out)
+        printf("%d more measured choices left out: a tune file holds %d\n", left_out,
+               DPC_COST_RULES);
+    return added;
 }
 
 /* times every algorithm of colls at every power of two up to maxb */
@@ -580,6 +762,7 @@ int main(int argc, char **argv)
     const char *refit[MAXFILES], *model_path = NULL;
     int nrefit = 0;
     int ranks = 0, argi = 1;
+    bool choices = true;   /* -C: the constants only, no measured choices */
     for (; argi < argc && argv[argi][0] == '-'; argi++) {
         if (!strcmp(argv[argi], "-r") && argi + 1 < argc && nrefit < MAXFILES)
             refit[nrefit++] = argv[++argi];
@@ -589,14 +772,19 @@ int main(int argc, char **argv)
             model_path = argv[++argi];
         else if (!strcmp(argv[argi], "-u"))
             touch_buffers = 0;
+        else if (!strcmp(argv[argi], "-C"))
+            choices = false;
         else {
             if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [-u] [file [points.csv]]\n"
+                fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [-u] [-C] [file [points.csv]]\n"
                                 "       (-u: buffers left as the collectives leave them, not\n"
-                                "        written before and read after each call)\n"
-                                "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [file [points.csv]]\n"
+                                "        written before and read after each call;\n"
+                                "        -C: constants only, no measured choices)\n"
+                                "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [-C] [file [points.csv]]\n"
                                 "       (measured.csv: a points file, or dpcoll_bench -o's CSV)\n"
-                                "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] -m model.tune\n");
+                                "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [-C] -m model.tune [file]\n"
+                                "       (-m: that model checked; with a file, it is written there with\n"
+                                "        the choices these measurements add, unless -C)\n");
             MPI_Finalize();
             return 2;
         }
@@ -607,7 +795,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    const char *out_path = argi < argc ? argv[argi] : "dpcoll.tune";
+    /* (-m with a file named: the model's constants and choices, with the
+     * choices these measurements add) */
+    bool out_named = argi < argc;
+    const char *out_path = out_named ? argv[argi] : "dpcoll.tune";
     const char *points_path = argi + 1 < argc ? argv[argi + 1] : NULL;   /* the measurements, as CSV */
     dpc_config_t cfg;
     char err[256];
@@ -667,18 +858,29 @@ int main(int argc, char **argv)
             printf("%-22s %-20s %10zu %12.2f %12.2f %+7.0f%%\n", dpc_coll_name(pt[i].al->coll),
                    pt[i].al->name, pt[i].bytes, pt[i].t * 1e6, pred[i] * 1e6, e * 100);
         }
-        char comment[400];
-        snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s%s%s on %d ranks; %d of %d "
-                 "measurements within 30%% of the model", nrefit ? " -r " : "",
-                 nrefit ? refit[0] : "", nrefit > 1 ? " ..." : "",
-                 !nrefit && !touch_buffers ? " -u" : "", p, within, n);
+        char comment[600];
+        if (model_path)
+            snprintf(comment, sizeof(comment), "%s's constants, checked by dpcoll_tune -r %s%s on "
+                     "%d ranks (%d of %d measurements within 30%% of the model); measured "
+                     "choices added", model_path, refit[0], nrefit > 1 ? " ..." : "", p, within, n);
+        else
+            snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s%s%s on %d ranks; %d of "
+                     "%d measurements within 30%% of the model", nrefit ? " -r " : "",
+                     nrefit ? refit[0] : "", nrefit > 1 ? " ..." : "",
+                     !nrefit && !touch_buffers ? " -u" : "", p, within, n);
         printf("\n");
         dpc_cost_model_print(stdout, &m, "");
         printf("%d of %d measurements within 30%% of the model%s%s\n", within, n,
                model_path ? " in " : "", model_path ? model_path : "");
-        report_choices(pt, n, pred, "its choices");
+        report_choices(pt, n, pred, model_path ? &m : NULL,
+                       model_path && m.nrules ? "its choices (measured ones included)"
+                                              : "its choices");
+        /* (fitted: the choices measured here, unless -C) */
+        if ((!model_path || out_named) && choices && add_choices(pt, n, pred, nrefit ? nrefit : 1, &m))
+            report_choices(pt, n, pred, &m, "its choices with the measured ones (on the "
+                           "measurements that chose them)");
         report_repeatability(pt, n, nrefit);
-        if (model_path)
+        if (model_path && !out_named)
             points_path = out_path = NULL;   /* (checked, not fitted: nothing to write) */
         FILE *pf = points_path ? fopen(points_path, "w") : NULL;
         if (pf) {   /* every measurement and its coefficients, to fit otherwise */

@@ -328,6 +328,27 @@ printf 'alpha = 1e-3\nbeta = 1e-12\ngamma = 1e-12\n' > "$tune"
 out=$(DPCOLL_TUNE_FILE="$tune" DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "DPCOLL_TUNE_FILE changes the model's predictions (1 ms per message: 1000 us)" \
     sh -c 'echo "$1" | grep -q "recursive_doubling 1e+03 us"' _ "$out"
+# a measured choice: nonblocking and persistent calls take it too, every
+# result still right (test_mpi_nbc checks each against closed forms)
+printf 'alpha = 1e-6\nbeta = 1e-10\ngamma = 1e-10\nchoose = allreduce 2 0 1099511627776 ring\n' > "$tune"
+out=$(DPCOLL_TUNE_FILE="$tune" DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$nbc" 2>&1); rc=$?
+check "a tune file's measured choice (choose = allreduce 2 ... ring): MPI_Iallreduce and MPI_Allreduce_init run the ring, results right" \
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "Checks: [1-9][0-9]*, Failures: 0, Errors: 0" &&
+           echo "$1" | grep -q "MPI_Iallreduce: allreduce, 2 ranks, 100000 x int32: ring (the tune file.s measured choice)" &&
+           echo "$1" | grep -q "MPI_Allreduce_init: allreduce, 2 ranks, .*: ring (the tune file.s measured choice)" &&
+           ! echo "$1" | grep "MPI_Iallreduce: allreduce, 2 ranks" | grep -vq "ring (the tune file.s measured choice)"' \
+    _ "$out" $rc
+# ... only within its bytes (inclusive: 1000 x int32 is 4000 bytes)
+printf 'alpha = 1e-6\nbeta = 1e-10\ngamma = 1e-10\nchoose = allreduce 2 0 4000 ring\n' > "$tune"
+out=$(DPCOLL_TUNE_FILE="$tune" DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$nbc" 2>&1); rc=$?
+check "... and only within its range of bytes (4000 in, 8192 out)" \
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "MPI_Allreduce_init: allreduce, 2 ranks, 1000 x int32: ring (the tune file.s measured choice)" &&
+           echo "$1" | grep "MPI_Iallreduce: allreduce, 2 ranks, 2048 x int32: " | grep -vq "measured choice"' \
+    _ "$out" $rc
+printf 'alpha = 1e-6\nchoose = allreduce 2 0 4000 binomial\n' > "$tune"
+out=$(DPCOLL_TUNE_FILE="$tune" LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1); rc=$?
+check "a choice of another collective's algorithm is an error naming the line" \
+    sh -c 'test $2 -ne 0 && echo "$1" | grep -q "line 2"' _ "$out" $rc
 printf 'alpha = oops\n' > "$tune"
 out=$(DPCOLL_TUNE_FILE="$tune" LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1); rc=$?
 check "a bad tune file is an error naming the line" \
@@ -391,6 +412,41 @@ for half in 1 2; do
           echo "bcast,2,binomial,$n,$(awk -v n=$n -v h=$half 'BEGIN { printf "%.9e", (5.5e-6 + n * 1e-10) / h }')"
       done; } > "$dir/two$half.csv"
 done
+# measured choices: -m with a file named writes the model with the choices
+# these measurements add: the binomial, twice as fast at every size, over
+# the whole range measured; checked again, the file's choices are the
+# fastest; where the model's pick is the fastest (two1), none
+out=$(mpi 1 "$tool" -r "$dir/two2.csv" -m "$dir/known.tune" "$dir/chosen.tune" 2>&1)
+check "dpcoll_tune -r -m FILE: a measured choice where another algorithm ran 2x faster, over the sizes measured" \
+    sh -c 'test "$(grep "^choose" "$1/chosen.tune")" = "choose = bcast 2 262144 4194304 binomial"' _ "$dir"
+tune_says "... and its file's choices are the fastest on them (1.000x)" \
+    "^its choices (measured ones included), on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x" \
+    -r "$dir/two2.csv" -m "$dir/chosen.tune"
+out=$(mpi 1 "$tool" -r "$dir/two1.csv" -m "$dir/known.tune" "$dir/none.tune" 2>&1)
+check "... none where the model's pick was the fastest" \
+    sh -c 'test -s "$1/none.tune" && ! grep -q "^choose" "$1/none.tune"' _ "$dir"
+# the margin (10%) and the runs: binomial 5% faster, or 2x faster in one
+# run and 5% slower in the other, chooses nothing; 2x and 1.5x faster does,
+# between the geometric midpoints of the sizes that measured it
+awk -F, 'NR == 1 || $3 == "direct" { print; next } { printf "%s,%s,%s,%s,%.9e\n", $1, $2, $3, $4, $5 * 2 / 1.05 }' \
+    "$dir/two2.csv" > "$dir/five.csv"
+awk -F, 'NR == 1 || $3 == "direct" { print; next } { printf "%s,%s,%s,%s,%.9e\n", $1, $2, $3, $4, $5 * 2 * 1.05 }' \
+    "$dir/two2.csv" > "$dir/slower5.csv"
+awk -F, 'NR == 1 || $3 == "direct" { print; next } { printf "%s,%s,%s,%s,%.9e\n", $1, $2, $3, $4, $5 * 2 / 1.5 }' \
+    "$dir/two2.csv" > "$dir/faster15.csv"
+for runs in "five.csv" "two2.csv slower5.csv"; do
+    set --
+    for r in $runs; do set -- "$@" -r "$dir/$r"; done
+    mpi 1 "$tool" "$@" -m "$dir/known.tune" "$dir/margin.tune" > /dev/null 2>&1
+    check "... none for $runs (under the margin, or not faster in every run)" \
+        sh -c 'test -s "$1/margin.tune" && ! grep -q "^choose" "$1/margin.tune"' _ "$dir"
+done
+grep -v ",524288,\|,1048576," "$dir/two2.csv" > "$dir/gap.csv"
+grep -v ",524288,\|,1048576," "$dir/faster15.csv" > "$dir/gap15.csv"
+sed -i '/,2097152,/s/binomial,\(.*\),\(.*\)$/binomial,\1,1e-2/' "$dir/gap.csv" "$dir/gap15.csv"
+mpi 1 "$tool" -r "$dir/gap.csv" -r "$dir/gap15.csv" -m "$dir/known.tune" "$dir/gap.tune" > /dev/null 2>&1
+check "... and two runs both faster: one choice per stretch of sizes, to the midpoints (262144-741455, 2965821-4194304)" \
+    sh -c 'test "$(grep "^choose" "$1/gap.tune" | tr "\n" ";")" = "choose = bcast 2 262144 741455 binomial;choose = bcast 2 2965821 4194304 binomial;"' _ "$dir"
 tune_says "dpcoll_tune -m rates the model's choices: each the fastest (1.000x, 0 beyond 1.1x)" \
     "on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x" \
     -r "$dir/two1.csv" -m "$dir/known.tune"
