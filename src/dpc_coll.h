@@ -63,6 +63,9 @@ typedef struct dpc_coll_args {
                          * to push_max bytes write each rank's block into its peers'
                          * outputs instead of having the peers read it (DPC_PUSH_MIN,
                          * DPCOLL_PUSH_MAX; push_max 0: never) */
+    bool nonblocking;   /* the call returns before it completes (nonblocking or
+                         * persistent; every rank alike, as MPI requires): a measured
+                         * choice may be for one kind of call only (dpc_cost_rule_t) */
 } dpc_coll_args_t;
 
 /* Alpha-beta-gamma (Hockney) cost parameters: a message of n bytes costs

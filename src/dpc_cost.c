@@ -1,6 +1,7 @@
 #include "config.h"
 #include "dpc_cost.h"
 #include <stddef.h>
+#include <string.h>
 
 const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS] = {
     {"alpha", offsetof(dpc_cost_params_t, alpha), -1, false, "seconds per message"},
@@ -62,6 +63,10 @@ void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent
         }
         fprintf(f, "\n");
     }
+    for (int i = 0; i < m->nrules; i++)
+        fprintf(f, "%smeasured choice: %s, %d ranks, %zu-%zu bytes, %s calls: %s\n", indent,
+                dpc_coll_name((dpc_coll_t)m->rule[i].coll), m->rule[i].nranks, m->rule[i].lo,
+                m->rule[i].hi, dpc_calls_name(m->rule[i].calls), m->rule[i].al->name);
 }
 
 dpc_cost_model_t dpc_cost_model_one_node(void)
@@ -166,15 +171,30 @@ const dpc_algo_t *dpc_cost_rule_for(const dpc_coll_args_t *a, const dpc_cost_mod
     size_t n = dpc_coll_bytes(a);
     for (int i = 0; i < m->nrules; i++) {
         const dpc_cost_rule_t *r = &m->rule[i];
+        unsigned kind = a->nonblocking ? DPC_CALLS_NONBLOCKING : DPC_CALLS_BLOCKING;
         if (r->coll == (int)a->coll && r->nranks == a->size && n >= r->lo && n <= r->hi &&
-            dpc_algo_applies(r->al, a))
+            (r->calls & kind) && dpc_algo_applies(r->al, a))
             return r->al;
     }
     return NULL;
 }
 
+const char *dpc_calls_name(unsigned calls)
+{
+    return calls == DPC_CALLS_BLOCKING ? "blocking"
+           : calls == DPC_CALLS_NONBLOCKING ? "nonblocking" : "any";
+}
+
+unsigned dpc_calls_from_name(const char *name)
+{
+    for (unsigned c = DPC_CALLS_BLOCKING; c <= DPC_CALLS_ANY; c++)
+        if (!strcmp(name, dpc_calls_name(c)))
+            return c;
+    return 0;
+}
+
 dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t lo, size_t hi,
-                               const dpc_algo_t *al, char *err, size_t errlen)
+                               const dpc_algo_t *al, unsigned calls, char *err, size_t errlen)
 {
     if (m->nrules >= DPC_COST_RULES)
         snprintf(err, errlen, "more than %d choices", DPC_COST_RULES);
@@ -182,9 +202,11 @@ dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t
         snprintf(err, errlen, "the algorithm is not one of the collective's");
     else if (nranks < 1 || lo > hi)
         snprintf(err, errlen, "ranks must be 1 or more and the bytes a range, lowest first");
+    else if (calls == 0 || calls > DPC_CALLS_ANY)
+        snprintf(err, errlen, "the calls must be blocking, nonblocking or any");
     else {
         m->rule[m->nrules++] = (dpc_cost_rule_t){.coll = coll, .nranks = nranks, .lo = lo,
-                                                 .hi = hi, .al = al};
+                                                 .hi = hi, .al = al, .calls = calls};
         return DPC_OK;
     }
     return DPC_ERR_ARG;

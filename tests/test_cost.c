@@ -353,7 +353,8 @@ START_TEST(test_measured_choices)
     const dpc_algo_t *x = base == ring ? rd : ring;   /* not the constants' pick */
     ck_assert(x && direct && x != base);
     ck_assert_ptr_null(dpc_cost_rule_for(&a, &m));
-    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x, err,
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x,
+                                       DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &m), x);
     ck_assert_ptr_eq(dpc_cost_rule_for(&a, &m), x);
@@ -369,9 +370,11 @@ START_TEST(test_measured_choices)
     }
     /* the first that matches: an earlier rule over a wider range wins */
     dpc_cost_model_t two = plain;
-    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 0, 1u << 30, direct, err,
+    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 0, 1u << 30, direct,
+                                       DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
-    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x, err,
+    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x,
+                                       DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &two), direct);
     /* ... unless it does not apply: then the next that matches */
@@ -380,7 +383,7 @@ START_TEST(test_measured_choices)
     ck_assert_ptr_eq(dpc_cost_select_model(&no_get, &two), x);
     /* an op that does not commute: the ring (not rank order) never runs it */
     dpc_cost_model_t r1 = plain;
-    ck_assert_int_eq(dpc_cost_rule_add(&r1, DPC_ALLREDUCE, 2, 0, 1u << 30, ring, err,
+    ck_assert_int_eq(dpc_cost_rule_add(&r1, DPC_ALLREDUCE, 2, 0, 1u << 30, ring, DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
     dpc_coll_args_t ordered = a;
     ordered.op = DPC_OP_USER_ORDERED;
@@ -394,18 +397,37 @@ START_TEST(test_measured_choices)
     dpc_coll_args_t av = {.coll = DPC_ALLTOALLV, .size = 2, .dtype = DPC_BYTE, .counts = cnt,
                           .scounts = cnt, .one_sided = true};
     ck_assert_ptr_eq(dpc_cost_select_model(&av, &v), va);
+    /* a choice for one kind of call: blocking ones only, or nonblocking
+     * (and persistent) ones only */
+    dpc_cost_model_t kinds = plain;
+    ck_assert_int_eq(dpc_cost_rule_add(&kinds, DPC_ALLREDUCE, 2, 0, 1u << 30, x,
+                                       DPC_CALLS_BLOCKING, err, sizeof(err)), DPC_OK);
+    dpc_coll_args_t nb = a;
+    nb.nonblocking = true;
+    ck_assert_ptr_eq(dpc_cost_select_model(&a, &kinds), x);
+    ck_assert_ptr_eq(dpc_cost_select_model(&nb, &kinds), dpc_cost_select_model(&nb, &plain));
+    kinds.rule[0].calls = DPC_CALLS_NONBLOCKING;
+    ck_assert_ptr_eq(dpc_cost_select_model(&nb, &kinds), x);
+    ck_assert_ptr_eq(dpc_cost_select_model(&a, &kinds), base);
+    ck_assert_int_eq(dpc_cost_rule_add(&kinds, DPC_ALLREDUCE, 2, 0, 9, x, 0, err, sizeof(err)),
+                     DPC_ERR_ARG);
     /* refused: another collective's algorithm, an empty range, no ranks,
      * one too many */
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_BCAST, 2, 0, 9, ring, err, sizeof(err)),
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_BCAST, 2, 0, 9, ring,
+                                       DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 9, 8, ring, err, sizeof(err)),
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 9, 8, ring,
+                                       DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 0, 0, 9, ring, err, sizeof(err)),
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 0, 0, 9, ring,
+                                       DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
     for (int i = 0; i < DPC_COST_RULES; i++)
-        ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, (size_t)i, (size_t)i, ring, err,
+        ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, (size_t)i, (size_t)i, ring,
+                                           DPC_CALLS_ANY, err,
                                            sizeof(err)), DPC_OK);
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 99, 99, ring, err, sizeof(err)),
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 99, 99, ring,
+                                       DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
     ck_assert_int_eq(v.nrules, DPC_COST_RULES);
 
@@ -414,6 +436,7 @@ START_TEST(test_measured_choices)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
+    two.rule[1].calls = DPC_CALLS_NONBLOCKING;   /* (written and read back too) */
     ck_assert_int_eq(dpc_tune_write(path, &two, "test"), DPC_OK);
     dpc_cost_model_t back;
     ck_assert_int_eq(dpc_tune_read(path, &back, err, sizeof(err)), DPC_OK);
@@ -421,7 +444,9 @@ START_TEST(test_measured_choices)
     for (int i = 0; i < 2; i++)
         ck_assert(back.rule[i].coll == two.rule[i].coll &&
                   back.rule[i].nranks == two.rule[i].nranks && back.rule[i].lo == two.rule[i].lo &&
-                  back.rule[i].hi == two.rule[i].hi && back.rule[i].al == two.rule[i].al);
+                  back.rule[i].hi == two.rule[i].hi && back.rule[i].al == two.rule[i].al &&
+                  back.rule[i].calls == two.rule[i].calls);
+    ck_assert(back.rule[0].calls == DPC_CALLS_ANY && back.rule[1].calls == DPC_CALLS_NONBLOCKING);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &back), direct);
     /* and travelling from rank 0 with the other settings */
     dpc_config_t root, other;
@@ -433,7 +458,10 @@ START_TEST(test_measured_choices)
     dpc_config_unpack_shared(&other, packed);
     ck_assert_int_eq(other.cost.nrules, 2);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &other.cost), direct);
+    ck_assert_ptr_eq(dpc_cost_select_model(&no_get, &other.cost), base);   /* (blocking) */
+    no_get.nonblocking = true;
     ck_assert_ptr_eq(dpc_cost_select_model(&no_get, &other.cost), x);
+    ck_assert_int_eq(other.cost.rule[1].calls, DPC_CALLS_NONBLOCKING);
     const char *bad[] = {
         "choose = allreduce 2 10 5 ring\n",          /* empty range */
         "choose = allreduce 2 1 5 bogus\n",          /* no such algorithm */
@@ -442,6 +470,8 @@ START_TEST(test_measured_choices)
         "choose = allreduce 2 -1 5 ring\n",          /* no bytes */
         "choose = allreduce 2 1 5 ring extra\n",     /* more than a choice */
         "choose = allreduce 2 1 ring\n",             /* less */
+        "choose = allreduce 2 1 5 ring sometimes\n", /* no such kind of call */
+        "choose = allreduce 2 1 5 ring any more\n",  /* more */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         FILE *f = fopen(path, "w");

@@ -471,7 +471,7 @@ int main(int argc, char **argv)
     FILE *fc = csv && rank == 0 ? fopen(csv, "w") : NULL;
     if (fc)
         fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
-                    "native_us,native_busbw_GBs,speedup,model_us,native_wrong\n");
+                    "native_us,native_busbw_GBs,speedup,model_us,native_wrong,calls\n");
     if (rank == 0 && !quiet)
         printf("# dpcoll_bench: %d ranks, float, %s; medians of %d repeats (slowest rank); "
                "native = the MPI library's own collective, same buffers, same run%s\n", size,
@@ -552,9 +552,10 @@ int main(int argc, char **argv)
                            nbytes, count, "float", shown, ours * 1e6, model * 1e6, alg, bus, w,
                            nat * 1e6, nbus, nat / ours, nw);
                 if (fc)
-                    fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f,%.3f,%ld\n", cname[c],
-                            size, nbytes, count, shown, ours * 1e6, alg, bus, w, nat * 1e6, nbus,
-                            nat / ours, model * 1e6, nw);
+                    fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f,%.3f,%ld,"
+                            "%s\n", cname[c], size, nbytes, count, shown, ours * 1e6, alg, bus, w,
+                            nat * 1e6, nbus, nat / ours, model * 1e6, nw,
+                            persistent ? "persistent" : inflight ? "nonblocking" : "blocking");
             }
             dpcoll_set_algorithm(cname[c], "auto");
         }

@@ -40,6 +40,8 @@ typedef struct point {
     size_t bytes, cb;
     double t, k[NCONST];
     int p, run;          /* ranks; which run (-r file) it comes from */
+    unsigned calls;      /* DPC_CALLS_BLOCKING, or _NONBLOCKING (a dpcoll_bench -i or -P
+                            CSV's rows: its calls column) */
 } point_t;
 /* what counts as the model predicting a measurement */
 #define TOLERANCE 0.30
@@ -352,6 +354,7 @@ static const dpc_algo_t *rule_for_point(const point_t *x, const dpc_cost_model_t
         return NULL;
     dpc_coll_args_t a = args_for(x->al->coll, x->p, x->bytes);
     a.one_sided = true;
+    a.nonblocking = x->calls == DPC_CALLS_NONBLOCKING;
     return dpc_cost_rule_for(&a, m);
 }
 
@@ -367,7 +370,8 @@ static void report_choices(const point_t *pt, int n, const double *pred, const d
         int best = i, chosen = i, algos = 0;
         for (int j = i; j < n; j++) {
             if (seen[j] || pt[j].run != pt[i].run || pt[j].p != pt[i].p ||
-                pt[j].al->coll != pt[i].al->coll || pt[j].bytes != pt[i].bytes)
+                pt[j].al->coll != pt[i].al->coll || pt[j].bytes != pt[i].bytes ||
+                pt[j].calls != pt[i].calls)
                 continue;
             seen[j] = true;
             algos++;
@@ -380,7 +384,7 @@ static void report_choices(const point_t *pt, int n, const double *pred, const d
         const dpc_algo_t *ruled = rule_for_point(&pt[i], m);
         for (int j = i; j < n && ruled; j++)
             if (pt[j].al == ruled && pt[j].run == pt[i].run && pt[j].p == pt[i].p &&
-                pt[j].bytes == pt[i].bytes)
+                pt[j].bytes == pt[i].bytes && pt[j].calls == pt[i].calls)
                 chosen = j;
         if (algos < 2)
             continue;
@@ -408,7 +412,7 @@ static void report_choices(const point_t *pt, int n, const double *pred, const d
 
 static bool same_call(const point_t *x, const point_t *y)
 {
-    return x->al == y->al && x->p == y->p && x->bytes == y->bytes;
+    return x->al == y->al && x->p == y->p && x->bytes == y->bytes && x->calls == y->calls;
 }
 
 /* Several runs (-r files): how far one run predicts another on this
@@ -490,7 +494,7 @@ static size_t call_bytes(dpc_coll_t coll, int p, size_t bytes)
  * the winner's. */
 static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double *pred,
                                          const dpc_cost_model_t *m, dpc_coll_t coll, int p,
-                                         size_t bytes, int runs, double *gain)
+                                         size_t bytes, unsigned calls, int runs, double *gain)
 {
     const dpc_algo_t *ruled = NULL;   /* (m's own measured choice, if it has one here) */
     const dpc_algo_t *algos[64];
@@ -498,7 +502,8 @@ static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double 
     int na = 0;
     double *t = malloc(((size_t)n + 1) * sizeof(double));
     for (int i = 0; i < n && t; i++) {
-        if (pt[i].al->coll != coll || pt[i].p != p || pt[i].bytes != bytes)
+        if (pt[i].al->coll != coll || pt[i].p != p || pt[i].bytes != bytes ||
+            pt[i].calls != calls)
             continue;
         int a = 0;
         while (a < na && algos[a] != pt[i].al)
@@ -507,7 +512,8 @@ static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double 
             continue;
         int k = 0;
         for (int j = i; j < n; j++)
-            if (pt[j].al == pt[i].al && pt[j].p == p && pt[j].bytes == bytes)
+            if (pt[j].al == pt[i].al && pt[j].p == p && pt[j].bytes == bytes &&
+                pt[j].calls == calls)
                 t[k++] = pt[j].t;
         if (!ruled)
             ruled = rule_for_point(&pt[i], m);
@@ -534,7 +540,7 @@ static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double 
     for (int r = 0; r < runs; r++) {
         double tb = -1, tp = -1;
         for (int i = 0; i < n; i++)
-            if (pt[i].run == r && pt[i].p == p && pt[i].bytes == bytes) {
+            if (pt[i].run == r && pt[i].p == p && pt[i].bytes == bytes && pt[i].calls == calls) {
                 if (pt[i].al == algos[best])
                     tb = pt[i].t;
                 if (pt[i].al == algos[pick])
@@ -552,20 +558,23 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
 {
     int added = 0, left_out = 0;
     for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
-        /* every rank count and size measured of this collective, in order */
+        /* every rank count and kind of call, and the sizes measured of
+         * each, in order */
         for (int i = 0; i < n; i++) {
             if (pt[i].al->coll != colls[ci])
                 continue;
-            bool first_p = true;   /* (each rank count once) */
+            bool first_p = true;   /* (each rank count and kind of call once) */
             for (int j = 0; j < i && first_p; j++)
-                first_p = !(pt[j].al->coll == colls[ci] && pt[j].p == pt[i].p);
+                first_p = !(pt[j].al->coll == colls[ci] && pt[j].p == pt[i].p &&
+                            pt[j].calls == pt[i].calls);
             if (!first_p)
                 continue;
             int p = pt[i].p;
+            unsigned calls = pt[i].calls;
             size_t sizes[256];
             int ns = 0;
             for (int j = 0; j < n; j++) {
-                if (pt[j].al->coll != colls[ci] || pt[j].p != p)
+                if (pt[j].al->coll != colls[ci] || pt[j].p != p || pt[j].calls != calls)
                     continue;
                 int k = 0;
                 while (k < ns && sizes[k] != pt[j].bytes)
@@ -577,7 +586,8 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
             const dpc_algo_t *win[256];
             double gain[256];
             for (int k = 0; k < ns; k++)
-                win[k] = measured_winner(pt, n, pred, m, colls[ci], p, sizes[k], runs, &gain[k]);
+                win[k] = measured_winner(pt, n, pred, m, colls[ci], p, sizes[k], calls, runs,
+                                         &gain[k]);
             for (int k = 0; k < ns;) {
                 if (!win[k]) {
                     k++;
@@ -594,11 +604,12 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
                                                       (double)call_bytes(colls[ci], p, sizes[e + 1]))
                                        : b1;
                 char why[120];
-                if (dpc_cost_rule_add(m, (int)colls[ci], p, lo, hi, win[k], why, sizeof(why)) ==
-                    DPC_OK) {
+                if (dpc_cost_rule_add(m, (int)colls[ci], p, lo, hi, win[k], calls, why,
+                                      sizeof(why)) == DPC_OK) {
                     added++;
-                    printf("measured choice: %s, %d ranks, %zu-%zu bytes: %s (the constants' pick "
-                           "took", dpc_coll_name(colls[ci]), p, lo, hi, win[k]->name);
+                    printf("measured choice: %s, %d ranks, %zu-%zu bytes, %s calls: %s (the "
+                           "constants' pick took", dpc_coll_name(colls[ci]), p, lo, hi,
+                           dpc_calls_name(calls), win[k]->name);
                     for (int q = k; q <= e; q++)
                         printf("%s %.2fx as long at %zu", q > k ? "," : "", gain[q], sizes[q]);
                     printf(")\n");
@@ -633,6 +644,7 @@ static int measure_all(point_t *pt, int p, size_t maxb)
                 dpc_coll_args_t a = args_for(colls[ci], p, bytes);
                 int reps = bytes >= (1u << 20) ? 9 : bytes >= (32u << 10) ? 51 : 201;
                 pt[n].al = *al;
+                pt[n].calls = DPC_CALLS_BLOCKING;
                 pt[n].bytes = bytes;
                 pt[n].t = time_call(colls[ci], &a, in, out, reps);
                 coefficients(&pt[n], colls[ci], p);
@@ -663,10 +675,10 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
     }
     /* the header names the columns: the ones needed, and the file's own
      * coefficients, to say whether the model has changed since */
-    enum { COLL, RANKS, ALGO, BYTES, SECONDS, MICROS, NCOL };
+    enum { COLL, RANKS, ALGO, BYTES, SECONDS, MICROS, CALLS, NCOL };
     static const char *want[NCOL] = {"collective", "ranks", "algorithm", "bytes", "seconds",
-                                     "time_us"};
-    int col[NCOL] = {-1, -1, -1, -1, -1, -1}, kcol[NCONST], ncols = 0;
+                                     "time_us", "calls"};
+    int col[NCOL] = {-1, -1, -1, -1, -1, -1, -1}, kcol[NCONST], ncols = 0;
     for (int j = 0; j < NCONST; j++)
         kcol[j] = -1;
     for (char *tok = strtok(line, ",\n"); tok; tok = strtok(NULL, ",\n"), ncols++) {
@@ -721,6 +733,22 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
         }
         pt[n].al = al;
         pt[n].run = run;
+        /* (blocking where the file does not say: this tool's own and older
+         * dpcoll_bench files measured blocking calls) */
+        pt[n].calls = DPC_CALLS_BLOCKING;
+        if (col[CALLS] >= 0) {
+            const char *k = field[col[CALLS]];
+            pt[n].calls = !strcmp(k, "blocking") ? DPC_CALLS_BLOCKING
+                          : !strcmp(k, "nonblocking") || !strcmp(k, "persistent")
+                              ? DPC_CALLS_NONBLOCKING
+                              : 0;
+            if (!pt[n].calls) {
+                fprintf(stderr, "dpcoll_tune: %s line %d: calls must be blocking, nonblocking or "
+                        "persistent, not '%s'\n", path, lineno, k);
+                fclose(f);
+                return -1;
+            }
+        }
         pt[n].bytes = strtoull(field[col[BYTES]], NULL, 10);
         pt[n].t = strtod(field[tcol], NULL) * tunit;
         if (pt[n].bytes == 0 || !(pt[n].t > 0) || !isfinite(pt[n].t)) {
@@ -887,13 +915,14 @@ int main(int argc, char **argv)
             fprintf(pf, "collective,ranks,algorithm,bytes,buffer_bytes,seconds");
             for (int j = 0; j < NCONST; j++)
                 fprintf(pf, ",k_%s", dpc_cost_fields[j].key);
-            fprintf(pf, "\n");
+            fprintf(pf, ",calls\n");
             for (int i = 0; i < n; i++) {
                 fprintf(pf, "%s,%d,%s,%zu,%zu,%.9e", dpc_coll_name(pt[i].al->coll), pt[i].p,
                         pt[i].al->name, pt[i].bytes, pt[i].cb, pt[i].t);
                 for (int j = 0; j < NCONST; j++)
                     fprintf(pf, ",%.9e", pt[i].k[j]);
-                fprintf(pf, "\n");
+                fprintf(pf, ",%s\n", pt[i].calls == DPC_CALLS_NONBLOCKING ? "nonblocking"
+                                                                          : "blocking");
             }
             fclose(pf);
             printf("wrote the measurements to %s\n", points_path);

@@ -189,7 +189,8 @@ static const dpc_algo_t *chosen_before(dpc_comm_t *c, const dpc_coll_args_t *a,
         if (c->choice[i].al && c->choice[i].coll == (int)a->coll &&
             c->choice[i].count == a->count && c->choice[i].forced == forced &&
             c->choice[i].dtype == (int)a->dtype && c->choice[i].op == (int)a->op &&
-            c->choice[i].in_place == a->in_place && c->choice[i].root == a->root) {
+            c->choice[i].in_place == a->in_place && c->choice[i].root == a->root &&
+            c->choice[i].nonblocking == a->nonblocking) {
             c->choice_last = i;
             return c->choice[i].al;
         }
@@ -231,6 +232,7 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
         c->choice[i].op = (int)a->op;
         c->choice[i].in_place = a->in_place;
         c->choice[i].root = a->root;
+        c->choice[i].nonblocking = a->nonblocking;
     }
     if (dpc_g.cfg.explain && al && !dpc_tl_quiet) {
         dpc_lock(dpc_g.mt);
@@ -620,6 +622,7 @@ int dpc_op_start(dpc_req_t *op)
         return err;
     a->rank = c->rank;
     a->size = c->size;
+    a->nonblocking = op->mode != DPC_BLOCKING;
     a->seg_bytes = dpc_g.cfg.seg_bytes;
     a->push_min = DPC_PUSH_MIN;
     a->push_max = dpc_g.cfg.push_max;

@@ -132,6 +132,7 @@ typedef struct dpc_comm {
         const dpc_algo_t *al, *forced;
         size_t count;
         int coll, dtype, op, in_place, root;
+        bool nonblocking;      /* (a measured choice may be for one kind of call) */
     } choice[DPC_CHOICE_SLOTS];
     unsigned choice_last, choice_next;   /* the slot last found; the next to fill */
     struct dpc_autotune_state *tune;     /* DPCOLL_AUTOTUNE's measurements (autotune.c);

@@ -345,6 +345,12 @@ check "... and only within its range of bytes (4000 in, 8192 out)" \
     sh -c 'test $2 -eq 0 && echo "$1" | grep -q "MPI_Allreduce_init: allreduce, 2 ranks, 1000 x int32: ring (the tune file.s measured choice)" &&
            echo "$1" | grep "MPI_Iallreduce: allreduce, 2 ranks, 2048 x int32: " | grep -vq "measured choice"' \
     _ "$out" $rc
+# ... and only for its kind of call: blocking ones only here
+printf 'alpha = 1e-6\nbeta = 1e-10\ngamma = 1e-10\nchoose = allreduce 2 0 1099511627776 ring blocking\n' > "$tune"
+out=$(DPCOLL_TUNE_FILE="$tune" DPCOLL_EXPLAIN=1 LD_PRELOAD="$lib" mpi 2 "$nbc" 2>&1); rc=$?
+check "... and only for its kind of call (blocking: not MPI_Iallreduce's)" \
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "MPI_Iallreduce: allreduce, 2 ranks, 100000 x int32: " &&
+           ! echo "$1" | grep "MPI_Iallreduce: allreduce" | grep -q "measured choice"' _ "$out" $rc
 printf 'alpha = 1e-6\nchoose = allreduce 2 0 4000 binomial\n' > "$tune"
 out=$(DPCOLL_TUNE_FILE="$tune" LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1); rc=$?
 check "a choice of another collective's algorithm is an error naming the line" \
@@ -418,7 +424,7 @@ done
 # fastest; where the model's pick is the fastest (two1), none
 out=$(mpi 1 "$tool" -r "$dir/two2.csv" -m "$dir/known.tune" "$dir/chosen.tune" 2>&1)
 check "dpcoll_tune -r -m FILE: a measured choice where another algorithm ran 2x faster, over the sizes measured" \
-    sh -c 'test "$(grep "^choose" "$1/chosen.tune")" = "choose = bcast 2 262144 4194304 binomial"' _ "$dir"
+    sh -c 'test "$(grep "^choose" "$1/chosen.tune")" = "choose = bcast 2 262144 4194304 binomial blocking"' _ "$dir"
 tune_says "... and its file's choices are the fastest on them (1.000x)" \
     "^its choices (measured ones included), on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x" \
     -r "$dir/two2.csv" -m "$dir/chosen.tune"
@@ -446,7 +452,15 @@ grep -v ",524288,\|,1048576," "$dir/faster15.csv" > "$dir/gap15.csv"
 sed -i '/,2097152,/s/binomial,\(.*\),\(.*\)$/binomial,\1,1e-2/' "$dir/gap.csv" "$dir/gap15.csv"
 mpi 1 "$tool" -r "$dir/gap.csv" -r "$dir/gap15.csv" -m "$dir/known.tune" "$dir/gap.tune" > /dev/null 2>&1
 check "... and two runs both faster: one choice per stretch of sizes, to the midpoints (262144-741455, 2965821-4194304)" \
-    sh -c 'test "$(grep "^choose" "$1/gap.tune" | tr "\n" ";")" = "choose = bcast 2 262144 741455 binomial;choose = bcast 2 2965821 4194304 binomial;"' _ "$dir"
+    sh -c 'test "$(grep "^choose" "$1/gap.tune" | tr "\n" ";")" = "choose = bcast 2 262144 741455 binomial blocking;choose = bcast 2 2965821 4194304 binomial blocking;"' _ "$dir"
+# a dpcoll_bench CSV of nonblocking calls (its calls column): a choice
+# for nonblocking calls
+{ echo "collective,ranks,bytes,count,type,algorithm,time_us,wrong,calls"
+  tail -n +2 "$dir/two2.csv" | awk -F, '{ printf "%s,%s,%s,%s,byte,%s,%.3f,0,nonblocking\n", $1, $2, $4, $4, $3, $5 * 1e6 }'
+} > "$dir/nb.csv"
+mpi 1 "$tool" -r "$dir/nb.csv" -m "$dir/known.tune" "$dir/nb.tune" > /dev/null 2>&1
+check "... from a dpcoll_bench CSV of nonblocking calls (calls column), a choice for nonblocking calls" \
+    sh -c 'test "$(grep "^choose" "$1/nb.tune")" = "choose = bcast 2 262144 4194304 binomial nonblocking"' _ "$dir"
 tune_says "dpcoll_tune -m rates the model's choices: each the fastest (1.000x, 0 beyond 1.1x)" \
     "on 5 calls measured with two algorithms or more: 1.000x the fastest.s time (geometric mean); 0 beyond 1.1x" \
     -r "$dir/two1.csv" -m "$dir/known.tune"
