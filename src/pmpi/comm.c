@@ -20,7 +20,8 @@ static void comm_state_free(dpc_comm_t *c)
         free(c->replay[i].vec);
     }
     dpc_ucx_group_destroy(c->tp);
-    dpc_scratch_pool_fini(&c->pool);
+    for (int i = 0; i < DPC_COMM_POOLS; i++)
+        dpc_scratch_pool_fini(&c->pool[i]);
     dpc_autotune_free(c);
     free(c);
 }

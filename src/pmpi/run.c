@@ -242,6 +242,17 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
     return al;
 }
 
+/* The first of the communicator's pools no schedule holds (NULL: all are
+ * held, the schedule allocates its own scratch). Under the lock whenever
+ * nonblocking calls are in flight (dpc_need_lock): they give pools back. */
+static dpc_scratch_pool_t *free_pool(dpc_comm_t *c)
+{
+    for (int i = 0; i < DPC_COMM_POOLS; i++)
+        if (!c->pool[i].busy)
+            return &c->pool[i];
+    return NULL;
+}
+
 static int error_class(dpc_status_t st)
 {
     switch (st) {
@@ -665,7 +676,7 @@ int dpc_op_start(dpc_req_t *op)
         .tag_base = tag_base(c, seq),
         .timeout_ns = (uint64_t)(dpc_g.cfg.timeout_s * 1e9),
         .mem = DPC_MEM_HOST,
-        .pool = &c->pool,
+        .pool = free_pool(c),
         .dev_ops = j->pipe.dev_in || j->pipe.dev_out ? &dpc_cuda_device_ops : NULL,
         .user_reduce = dpc_op_is_user(a->op) ? dpc_user_op_apply : NULL,
         .user_ctx = &j->user,

@@ -92,13 +92,28 @@ extern dpc_shim_t dpc_g;
 #define DPC_REPLAY_SLOTS 32
 #define DPC_CHOICE_SLOTS 8
 
+/* Scratch pools per communicator: one for each of this many large calls in
+ * flight at once; more take their scratch from malloc. Why more than one:
+ * glibc gives large freed blocks back to the kernel (munmap, or a trimmed
+ * heap), so a call's malloc'd scratch was fresh pages, and on the
+ * project's VMs a page's first writes cost about 4 us, by this process or
+ * by a peer writing into it through cross-memory attach. With 4
+ * MPI_Iallreduce of 256 KiB in flight at 2 ranks, a call took 40-620 us,
+ * median about 200, against 30-50 us while malloc kept its memory
+ * (MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ raised), and MPICH's
+ * 510-600. A pool keeps at most twice the largest scratch a call asked of
+ * it (dpc_scratch_pool_t), and only pools that concurrent calls used hold
+ * anything. */
+#define DPC_COMM_POOLS 4
 typedef struct dpc_comm {
     int refs;                  /* the attribute + ops in flight (under the lock) */
     int ctx;
     unsigned seq;
     int rank, size;
     dpc_transport_t *tp;
-    dpc_scratch_pool_t pool;   /* scratch reused from call to call */
+    /* scratch reused from call to call, a pool per call in flight at once
+     * (dpc_free_pool) */
+    dpc_scratch_pool_t pool[DPC_COMM_POOLS];
     dpc_sched_t *spare;        /* a finished schedule, reused by the next call */
     struct {                   /* finished small schedules, run again when their
                                   call (algorithm, arguments) repeats, moved
