@@ -147,7 +147,8 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
 {
     uint64_t sig = (uint64_t)a->coll * 0x9E3779B97F4A7C15ull;
     uint64_t parts[] = {(uint64_t)a->size, a->count, (uint64_t)a->dtype, (uint64_t)a->op,
-                        (uint64_t)a->in_place, (uint64_t)a->root, a->counts != NULL};
+                        (uint64_t)a->in_place, (uint64_t)a->root, a->counts != NULL,
+                        a->nonblocking};   /* (a measured choice may differ by kind) */
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
         sig = (sig ^ parts[i]) * 0x100000001B3ull;
     if (a->rank != 0 || !first_time(sig))
