@@ -216,7 +216,7 @@ enum {
     SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
     SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
     SH_NRULES = SH_COST + DPC_COST_SETS * DPC_COST_NFIELDS,
-    SH_RULES,                                   /* DPC_COST_RULES of SH_RULE_INTS */
+    SH_RULES,                                   /* DPC_COST_RULES of DPC_CONFIG_RULE_INTS */
     SH_END = SH_RULES + DPC_COST_RULES * DPC_CONFIG_RULE_INTS
 };
 _Static_assert(SH_END == DPC_CONFIG_SHARED_INTS, "DPC_CONFIG_SHARED_INTS is the packed length");
@@ -300,14 +300,14 @@ static dpc_status_t read_choice(const char *line, dpc_cost_model_t *m, int linen
                                 size_t errlen)
 {
     char coll[40], algo[40], kind[40] = "any", why[120];
-    int nranks, end = 0, got = 0;
+    int nranks, end = 0;
     unsigned long long lo, hi;
     const dpc_algo_t *al = NULL;
     int c = -1;
     /* (no minus sign: %llu would take -1 as the largest number) */
     if (!strchr(line, '-') &&
-        (got = sscanf(line, " choose = %39s %d %llu %llu %39s %n%39s %n", coll, &nranks, &lo, &hi,
-                      algo, &end, kind, &end)) >= 5 && line[end] == 0)
+        sscanf(line, " choose = %39s %d %llu %llu %39s %n%39s %n", coll, &nranks, &lo, &hi, algo,
+               &end, kind, &end) >= 5 && line[end] == 0)
         c = dpc_coll_from_name(coll);
     if (c >= 0)
         al = dpc_algo_find((dpc_coll_t)c, algo);

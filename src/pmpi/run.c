@@ -244,14 +244,27 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
 }
 
 /* The first of the communicator's pools no schedule holds (NULL: all are
- * held, the schedule allocates its own scratch). Under the lock whenever
- * nonblocking calls are in flight (dpc_need_lock): they give pools back. */
+ * held, the schedule allocates its own scratch). When the pools hold more
+ * than DPC_POOLS_HELD_MAX in all, those beyond the first that no schedule
+ * holds give their memory back first: a burst of large calls in flight
+ * once should not keep its scratch for the communicator's life. Under the
+ * lock whenever nonblocking calls are in flight (dpc_need_lock): they give
+ * pools back. */
 static dpc_scratch_pool_t *free_pool(dpc_comm_t *c)
 {
-    for (int i = 0; i < DPC_COMM_POOLS; i++)
-        if (!c->pool[i].busy)
-            return &c->pool[i];
-    return NULL;
+    size_t held = 0;
+    dpc_scratch_pool_t *got = NULL;
+    for (int i = 0; i < DPC_COMM_POOLS; i++) {
+        held += c->pool[i].held;
+        if (!got && !c->pool[i].busy)
+            got = &c->pool[i];
+    }
+    for (int i = 1; held > DPC_POOLS_HELD_MAX && i < DPC_COMM_POOLS; i++)
+        if (!c->pool[i].busy) {
+            held -= c->pool[i].held;
+            dpc_scratch_pool_fini(&c->pool[i]);
+        }
+    return got;
 }
 
 static int error_class(dpc_status_t st)

@@ -93,7 +93,8 @@ extern dpc_shim_t dpc_g;
 #define DPC_CHOICE_SLOTS 8
 
 /* Scratch pools per communicator: one for each of this many large calls in
- * flight at once; more take their scratch from malloc. Why more than one:
+ * flight at once (a training step's buckets); more take their scratch from
+ * malloc. Why more than one:
  * glibc gives large freed blocks back to the kernel (munmap, or a trimmed
  * heap), so a call's malloc'd scratch was fresh pages, and on the
  * project's VMs a page's first writes cost about 4 us, by this process or
@@ -101,10 +102,14 @@ extern dpc_shim_t dpc_g;
  * MPI_Iallreduce of 256 KiB in flight at 2 ranks, a call took 40-620 us,
  * median about 200, against 30-50 us while malloc kept its memory
  * (MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ raised), and MPICH's
- * 510-600. A pool keeps at most twice the largest scratch a call asked of
- * it (dpc_scratch_pool_t), and only pools that concurrent calls used hold
- * anything. */
-#define DPC_COMM_POOLS 4
+ * 510-600; 8 and 16 in flight, with 4 pools, faulted 35-2010 and
+ * 492-7752 pages per rank in 30 rounds again, 0-47 with 16. A pool keeps at
+ * most twice the largest scratch a call asked of it (dpc_scratch_pool_t),
+ * only pools that concurrent calls used hold anything, and beyond
+ * DPC_POOLS_HELD_MAX in all the pools but the first give theirs back
+ * (dpc_free_pool). */
+#define DPC_COMM_POOLS 16
+#define DPC_POOLS_HELD_MAX ((size_t)256 << 20)
 typedef struct dpc_comm {
     int refs;                  /* the attribute + ops in flight (under the lock) */
     int ctx;

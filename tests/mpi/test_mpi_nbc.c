@@ -845,14 +845,15 @@ static long minor_faults(void)
  * communicator's scratch pools, warm from earlier rounds. Before, only one
  * call at a time had a pool and the others took their scratch from malloc,
  * which glibc had given back to the kernel, so every round faulted those
- * pages in again, in this process and in its peer writing there (600-1400
- * minor faults per rank in 30 rounds of 4 x 256 KiB at 2 ranks, and a
- * call took 40-620 us against 30-50; with the pools, 1-8 faults). Counted
- * by getrusage, which says nothing under valgrind or a sanitizer's
- * allocator: the count is not checked there, the results are. */
+ * pages in again, in this process and in its peer writing there (437-2508
+ * minor faults per rank in 30 rounds of 4 x 256 KiB at 2-3 ranks, and a
+ * call took 40-620 us against 30-50; with 4 pools, 0-8 faults, but 8 in
+ * flight faulted 35-2010 again; with 16, 0-47). Counted by getrusage,
+ * which says nothing under valgrind or a sanitizer's allocator: the count
+ * is not checked there, the results are. */
 START_TEST(test_in_flight_scratch_reused)
 {
-    enum { K = 4, N = 65536, WARM = 10, ROUNDS = 30, MAX_FAULTS = 64 };
+    enum { K = 8, N = 65536, WARM = 10, ROUNDS = 30, MAX_FAULTS = 64 };
     int *in = malloc(sizeof(int) * K * N), *out = malloc(sizeof(int) * K * N);
     for (int i = 0; i < K * N; i++)
         in[i] = t_rank + i / N + i % 7;
