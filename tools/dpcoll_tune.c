@@ -12,7 +12,9 @@
  * is one row of a least-squares problem, weighted by 1/time so that 8 B and 16 MiB count alike; the constants are
  * kept non-negative; up to four sets of them, for calls of different sizes
  * (dpc_cost_model_t). Rank 0 writes the tune file (read at MPI_Init through
- * DPCOLL_TUNE_FILE) and prints measured against predicted times.
+ * DPCOLL_TUNE_FILE) and prints measured against predicted times; then it
+ * adds measured choices (add_choices) where an algorithm ran clearly faster
+ * than the constants' pick.
  *
  * One node means one set of constants (shared memory); across nodes the
  * network's would be fitted the same way on a multi-node run.
@@ -341,11 +343,6 @@ static const dpc_coll_t colls[] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_
  * many in all (docs/bench/fit holds twelve runs, 4392) */
 enum { MAXPT = 8192 };
 
-/* How well a model chooses, on measurements of several algorithms of one
- * call (collective, ranks, size, in one run): the measured time of the
- * algorithm it predicts fastest over the fastest one's. This, not the
- * error of its predictions, is what a program feels; a model can be off
- * by half on every algorithm and still pick the best. */
 /* The measured choice of m for a point's call, or NULL (as the shim asks:
  * one-sided transfers on one node) */
 static const dpc_algo_t *rule_for_point(const point_t *x, const dpc_cost_model_t *m)
@@ -358,6 +355,12 @@ static const dpc_algo_t *rule_for_point(const point_t *x, const dpc_cost_model_t
     return dpc_cost_rule_for(&a, m);
 }
 
+/* How well a model chooses, on measurements of several algorithms of one
+ * call (collective, ranks, size, kind of call, in one run): the measured
+ * time of the algorithm it picks (its measured choice there, if m has one;
+ * else the one it predicts fastest) over the fastest one's. This, not the
+ * error of its predictions, is what a program feels; a model can be off
+ * by half on every algorithm and still pick the best. */
 static void report_choices(const point_t *pt, int n, const double *pred, const dpc_cost_model_t *m,
                            const char *who)
 {
