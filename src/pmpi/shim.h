@@ -107,7 +107,7 @@ extern dpc_shim_t dpc_g;
  * most twice the largest scratch a call asked of it (dpc_scratch_pool_t),
  * only pools that concurrent calls used hold anything, and beyond
  * DPC_POOLS_HELD_MAX in all the pools but the first give theirs back
- * (dpc_free_pool). */
+ * (free_pool, run.c). */
 #define DPC_COMM_POOLS 16
 #define DPC_POOLS_HELD_MAX ((size_t)256 << 20)
 typedef struct dpc_comm {
@@ -117,7 +117,7 @@ typedef struct dpc_comm {
     int rank, size;
     dpc_transport_t *tp;
     /* scratch reused from call to call, a pool per call in flight at once
-     * (dpc_free_pool) */
+     * (free_pool, run.c) */
     dpc_scratch_pool_t pool[DPC_COMM_POOLS];
     dpc_sched_t *spare;        /* a finished schedule, reused by the next call */
     struct {                   /* finished small schedules, run again when their
