@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dpc_coll.h"
+#include "dpc_autotune.h"
 #include "dpc_config.h"
 #include "dpc_cost.h"
 #include "dpcoll.h"
@@ -479,12 +480,6 @@ static void report_repeatability(const point_t *pt, int n, int runs)
  * and smallest); neighbours with the same winner make one range. */
 #define CHOICE_MARGIN 0.10
 
-static double median_of(double *v, int k)
-{
-    qsort(v, (size_t)k, sizeof(double), cmpd);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
-
 /* a call's bytes as the shim counts them (dpc_coll_bytes) */
 static size_t call_bytes(dpc_coll_t coll, int p, size_t bytes)
 {
@@ -522,7 +517,7 @@ static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double 
             ruled = rule_for_point(&pt[i], m);
         algos[na] = pt[i].al;
         pr[na] = pred[i];
-        med[na++] = median_of(t, k);
+        med[na++] = dpc_autotune_median(t, k);   /* (k >= 1: pt[i] itself) */
     }
     free(t);
     if (na < 2)
