@@ -195,13 +195,13 @@ for np in 2 3; do
 done
 out=$(DPCOLL_STATS=1 mpi 2 "$misc" batch 2>&1); rc=$?
 echo "$out" | grep -v '^libdpcoll stats' | tail -2
-check "batches of 16 small nonblocking and persistent allreduces and bcasts, 2 ranks: exact values" test $rc -eq 0
+check "batches of 16 small nonblocking and persistent allreduces and bcasts, and of 4 allgathers and 4 all-to-alls of 16 KiB, 2 ranks: exact values" test $rc -eq 0
 # (each rank's messages are out once it has posted: the program's own
 # MPI_Waitall finishes them without waking the progress thread, which cost
 # more than the calls themselves; see test_batches)
-check "... and the progress thread woken for fewer than 1 in 100 of their 12800 starts" \
-    sh -c 'for n in $(echo "$1" | sed -n "s/.*nonblocking and persistent: 12800 started, the progress thread woken for them \([0-9]*\) times/\1/p"); do
-               [ "$n" -lt 128 ] || exit 1; c=$((${c:-0} + 1)); done; [ "${c:-0}" = 2 ]' _ "$out"
+check "... and the progress thread woken for fewer than 1 in 100 of their 14400 starts" \
+    sh -c 'for n in $(echo "$1" | sed -n "s/.*nonblocking and persistent: 14400 started, the progress thread woken for them \([0-9]*\) times/\1/p"); do
+               [ "$n" -lt 144 ] || exit 1; c=$((${c:-0} + 1)); done; [ "${c:-0}" = 2 ]' _ "$out"
 # dpcoll_bench checks every row against the closed form (#wrong): every
 # algorithm, blocking, 4 nonblocking in flight and 4 persistent requests.
 # (2 ranks: with more than the 2 cores, MPICH's own spinning calls take

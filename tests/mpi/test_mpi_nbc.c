@@ -659,8 +659,9 @@ START_TEST(test_left_to_program)
 {
     static const char *const names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
                                         "alltoall"};
-    static const int sizes[] = {1, 100, 2048 / 4, 8192 / 4, 16384 / 4};
-    int p = t_size, maxn = 16384 / 4;
+    /* (the limit, DPC_LEAVE_MAX_BYTES, is 64 KiB a call) */
+    static const int sizes[] = {1, 100, 2048 / 4, 8192 / 4, 16384 / 4, 32768 / 4, 65536 / 4};
+    int p = t_size, maxn = 65536 / 4;
     if (!progress_thread_on())
         return;   /* (without the thread, a forwarding rank in MPICH's wait would hang anyway) */
     MPI_Comm comm;
