@@ -11,9 +11,10 @@
  * starts there are not those of an allgather). A row whose native result
  * is wrong is left out of the geometric mean.
  *
- * Timing: per size, batches of ours and of PMPI alternate (ours, native,
- * ours, native ...), each batch synchronized with its own collectives, and
- * the reported time is the median over all repeats of the slowest rank.
+ * Timing: per size, batches of each of our algorithms timed (-a) and of
+ * PMPI take turns (measure), each batch synchronized with its own
+ * collectives, and the reported time is the median over all repeats of
+ * the slowest rank; every row of a size shares one native time.
  * (Whole batches rather than single calls alternate because a rank that
  * finishes a call early and enters MPICH's next one spins on its core; with
  * more ranks than cores that starves the ranks still finishing ours.)
@@ -126,15 +127,25 @@ static int run_nb(int c, int native, bufs_t *b, size_t count, float *out)
  * row and side, outside the timing), each timed call an MPI_Startall of the
  * N then one MPI_Waitall: a training loop that reuses its buckets' requests
  * every step. The requests are bound to their buffers, and each side always
- * runs on its own output (ours b->out, native b->ref: measure, wrong). */
-static int persistent;
-static MPI_Request *preq[2];
+ * runs on its own output (ours b->out, native b->ref: measure, wrong).
+ * Each of our algorithms timed at a size has its own requests (slot
+ * ours_slot; made while it is the forced one), the MPI library's are in
+ * slot NATIVE_SLOT. */
+#define MAX_SIDES 24     /* our algorithms timed at one size, at most */
+#define NATIVE_SLOT MAX_SIDES
+static int persistent, ours_slot;
+static MPI_Request *preq[MAX_SIDES + 1];
+
+static MPI_Request *slot_requests(int native)
+{
+    return preq[native ? NATIVE_SLOT : ours_slot];
+}
 
 static int make_persistent(int c, int native, bufs_t *b, size_t count, float *out)
 {
     int n = (int)count, rc = MPI_SUCCESS;
     size_t sin = timed_in_elems(coll_of[c], count, size), sout = out_elems(c, count);
-    MPI_Request *req = preq[native];
+    MPI_Request *req = slot_requests(native);
     for (int i = 0; i < inflight && rc == MPI_SUCCESS; i++) {
         float *in = b->in + (size_t)i * sin, *o = out + (size_t)i * sout;
         MPI_Info info = MPI_INFO_NULL;
@@ -165,18 +176,18 @@ static int make_persistent(int c, int native, bufs_t *b, size_t count, float *ou
 
 static void free_persistent(void)
 {
-    for (int side = 0; side < 2; side++)
+    for (int slot = 0; slot <= NATIVE_SLOT; slot++)
         for (int i = 0; i < inflight; i++)
-            if (preq[side][i] != MPI_REQUEST_NULL)
-                (side ? PMPI_Request_free : MPI_Request_free)(&preq[side][i]);
+            if (preq[slot][i] != MPI_REQUEST_NULL)
+                (slot == NATIVE_SLOT ? PMPI_Request_free : MPI_Request_free)(&preq[slot][i]);
 }
 
 static int run_persistent(int native)
 {
     MPI_Status st[inflight];
-    int rc = (native ? PMPI_Startall : MPI_Startall)(inflight, preq[native]);
-    return rc != MPI_SUCCESS ? rc
-                             : (native ? PMPI_Waitall : MPI_Waitall)(inflight, preq[native], st);
+    MPI_Request *req = slot_requests(native);
+    int rc = (native ? PMPI_Startall : MPI_Startall)(inflight, req);
+    return rc != MPI_SUCCESS ? rc : (native ? PMPI_Waitall : MPI_Waitall)(inflight, req, st);
 }
 
 static int run(int c, int native, bufs_t *b, size_t count, float *out)
@@ -291,48 +302,82 @@ static void sync_with(int native)
     (native ? PMPI_Allreduce : MPI_Allreduce)(&one, &s, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
 
-/* median over reps of the slowest rank, for ours (algo set) and native */
-static void measure(int c, bufs_t *b, size_t count, int reps, double *ours, double *nat)
+/* The sides timed at a size: sides[0..nalgo-1] our algorithms (by name,
+ * "auto" for the model's pick), then the MPI library's own collective. */
+static const char *cur_coll;
+
+static void set_side(int s, int nalgo, const char *const *algo)
 {
-    double *t[2] = {malloc(sizeof(double) * (size_t)reps), malloc(sizeof(double) * (size_t)reps)};
+    if (s < nalgo) {
+        dpcoll_set_algorithm(cur_coll, algo[s]);
+        ours_slot = s;
+    }
+}
+
+/* Medians over reps of the slowest rank, for each of our nalgo algorithms
+ * (ours[s]) and for native, all timed together: batches of every side in
+ * turn, round after round, the order reversed each round (0 1 .. n, then
+ * n .. 1 0), so that every algorithm of a row and the MPI library's call
+ * are timed in the same spells of the VM (whose speed drifts by 1.3-2x
+ * over minutes) and, round to round, after other neighbours. Each
+ * algorithm used to be timed apart against a native side of its own, one
+ * after another. (On session 36's VM both ways agreed as well with each
+ * algorithm forced over a sweep of its own, 3 x 4 runs of allgather,
+ * allreduce and alltoall, 16 KiB-4 MiB, -t and -t -i 4: docs/bench/s36.) */
+static void measure(int c, bufs_t *b, size_t count, int reps, int nalgo, const char *const *algo,
+                    double *ours, double *nat)
+{
+    int sides = nalgo + 1, done[MAX_SIDES + 1] = {0};
+    double *t[MAX_SIDES + 1];
+    for (int s = 0; s < sides; s++)
+        t[s] = malloc(sizeof(double) * (size_t)reps);
     /* warm-up: caches, endpoints, pools, and a lap of the mailboxes' rings */
     int warm = warmup_calls(out_elems(c, count) * sizeof(float), 3);
-    for (int side = 0; side < 2; side++)
+    for (int s = 0; s < sides; s++) {
+        int native = s == nalgo;
+        set_side(s, nalgo, algo);
         /* (with DPCOLL_AUTOTUNE the MPI library's side as many calls as
          * ours: a size's first tens of calls still get faster, 1 MiB
          * allreduce's 10 or so here, so it is no fair race otherwise) */
         for (int k = 0; k < warm + autotune_calls; k++) {
-            refill(c, b, count, side ? b->ref : b->out);
-            sync_with(side);
-            run(c, side, b, count, side ? b->ref : b->out);
+            refill(c, b, count, native ? b->ref : b->out);
+            sync_with(native);
+            run(c, native, b, count, native ? b->ref : b->out);
         }
+    }
     /* batches long enough that the one or two calls after each switch (the
-     * other side's ranks still leaving its last call) do not move a median */
-    int batch = reps / 2 > 10 ? reps / 2 : (reps < 10 ? reps : 10), done[2] = {0, 0};
-    while (done[0] < reps || done[1] < reps)
-        for (int side = 0; side < 2; side++) {
-            for (int k = 0; k < batch && done[side] < reps; k++) {
-                refill(c, b, count, side ? b->ref : b->out);
+     * other side's ranks still leaving its last call) do not move a median,
+     * and at least two rounds where there are 10 repeats or more */
+    int batch = reps >= 10 ? (reps + 1) / 2 : reps;
+    for (int round = 0; done[0] < reps || done[nalgo] < reps; round++)
+        for (int j = 0; j < sides; j++) {
+            int s = round % 2 ? sides - 1 - j : j, native = s == nalgo;
+            if (done[s] >= reps)
+                continue;
+            set_side(s, nalgo, algo);
+            for (int k = 0; k < batch && done[s] < reps; k++) {
+                refill(c, b, count, native ? b->ref : b->out);
                 if (touch)
                     produce(c, b, count);
-                sync_with(side);
+                sync_with(native);
                 double t0 = MPI_Wtime();
-                run(c, side, b, count, side ? b->ref : b->out);
-                t[side][done[side]++] = (MPI_Wtime() - t0) / (double)calls();
+                run(c, native, b, count, native ? b->ref : b->out);
+                t[s][done[s]++] = (MPI_Wtime() - t0) / (double)calls();
                 if (touch)
-                    consume(c, side ? b->ref : b->out, count);
+                    consume(c, native ? b->ref : b->out, count);
             }
         }
-    double med[2], mx[2];
-    for (int side = 0; side < 2; side++) {
-        qsort(t[side], (size_t)reps, sizeof(double), cmpd);
-        med[side] = t[side][reps / 2];
+    double med[MAX_SIDES + 1], mx[MAX_SIDES + 1];
+    for (int s = 0; s < sides; s++) {
+        qsort(t[s], (size_t)reps, sizeof(double), cmpd);
+        med[s] = t[s][reps / 2];
     }
-    PMPI_Allreduce(med, mx, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    *ours = mx[0];
-    *nat = mx[1];
-    free(t[0]);
-    free(t[1]);
+    PMPI_Allreduce(med, mx, sides, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (int s = 0; s < nalgo; s++)
+        ours[s] = mx[s];
+    *nat = mx[nalgo];
+    for (int s = 0; s < sides; s++)
+        free(t[s]);
 }
 
 /* Two calls of each side, each on inputs of a new generation, each result
@@ -376,7 +421,8 @@ static void usage(void)
                "  -e BYTES   largest size (default 64M; K, M, G suffixes)\n"
                "  -f N       size factor between steps (default 4)\n"
                "  -n N       repeats per size (default 40; x5 up to 64 KiB, /4 above 1 MiB)\n"
-               "  -a MODE    'all' (every algorithm and auto, default) or 'auto'\n"
+               "  -a MODE    'all' (every algorithm and auto, default), 'auto', or a comma-separated\n"
+               "             list of algorithms (and auto): timed together, in turns\n"
                "  -o FILE    also write CSV\n"
                "  -p FILE    also write a gnuplot script plotting busbw vs size (run: gnuplot FILE)\n"
                "  -q         no table on stdout (CSV/plot only)\n"
@@ -404,6 +450,55 @@ static size_t parse_size(const char *s)
     return (size_t)v;
 }
 
+/* -a: is name one of the comma-separated list's? */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The algorithms timed for collective c, "auto" first: with -a all every
+ * one, with -a auto the model's pick alone, with -a LIST those listed. */
+static int sides_of(int c, const char *list, int all_algos, const char **algo)
+{
+    int n = 0;
+    if (!list || listed(list, "auto"))
+        algo[n++] = "auto";
+    for (int ai = 0; all_algos && n < MAX_SIDES; ai++) {
+        const char *name = dpcoll_algorithm_name(cname[c], ai);
+        if (!name)
+            break;
+        if (!list || listed(list, name))
+            algo[n++] = name;
+    }
+    return n;
+}
+
+/* -a LIST: every name in it is "auto" or an algorithm of a collective
+ * timed (else 0, and the name it does not know in *bad) */
+static int list_known(const char *list, const int *use, char *bad, size_t badlen)
+{
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        size_t n = strcspn(p, ",");
+        int ok = n == 4 && !strncmp(p, "auto", 4);
+        for (int c = 0; c < NC && !ok; c++)
+            for (int ai = 0; use[c] && !ok; ai++) {
+                const char *name = dpcoll_algorithm_name(cname[c], ai);
+                if (!name)
+                    break;
+                ok = strlen(name) == n && !strncmp(p, name, n);
+            }
+        if (!ok) {
+            snprintf(bad, badlen, "%.*s", (int)n, p);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -411,7 +506,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t minb = 8, maxb = 64u << 20;
     int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
-    const char *csv = NULL, *plot = NULL;
+    const char *csv = NULL, *plot = NULL, *algo_list = NULL;
     int opt, max_given = 0;
     while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:PuUh")) != -1) {
         switch (opt) {
@@ -423,7 +518,10 @@ int main(int argc, char **argv)
         case 'e': maxb = parse_size(optarg); max_given = 1; break;
         case 'f': factor = atoi(optarg) > 1 ? atoi(optarg) : 2; break;
         case 'n': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
-        case 'a': all_algos = strcmp(optarg, "auto") != 0; break;
+        case 'a':
+            all_algos = strcmp(optarg, "auto") != 0;
+            algo_list = all_algos && strcmp(optarg, "all") ? optarg : NULL;
+            break;
         case 'o': csv = optarg; break;
         case 'p': plot = optarg; break;
         case 'q': quiet = 1; break;
@@ -447,14 +545,25 @@ int main(int argc, char **argv)
     if (user_op)
         MPI_Op_create(user_fsum, user_op == 1, &red_op);
     if (user_op == 2)
-        all_algos = 0;   /* (a forced algorithm that may not run it is not run) */
+        all_algos = 0, algo_list = NULL;   /* (a forced algorithm that may not run it is not run) */
     if (persistent && !inflight)
         inflight = 1;
     if (inflight && !max_given)
         maxb = 1u << 20;
-    MPI_Request preq_ours[persistent ? inflight : 1], preq_native[persistent ? inflight : 1];
-    preq[0] = preq_ours;
-    preq[1] = preq_native;
+    char bad[64];
+    if (algo_list && !list_known(algo_list, use, bad, sizeof(bad))) {
+        if (rank == 0)
+            fprintf(stderr, "dpcoll_bench: -a: '%s' is not 'all', 'auto' or an algorithm of the "
+                            "collectives timed (dpcoll_info lists them)\n", bad);
+        MPI_Finalize();
+        return 2;
+    }
+    MPI_Request *preq_all = malloc(sizeof(MPI_Request) * (size_t)(MAX_SIDES + 1) * calls());
+    for (int slot = 0; slot <= NATIVE_SLOT; slot++) {
+        preq[slot] = preq_all + (size_t)slot * calls();
+        for (size_t i = 0; i < calls(); i++)
+            preq[slot][i] = MPI_REQUEST_NULL;
+    }
     if (!dpcoll_active() && rank == 0)
         fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
     bufs_t b;
@@ -505,28 +614,32 @@ int main(int argc, char **argv)
             int r = nbytes > (1u << 20) ? (reps + 3) / 4 : nbytes <= 65536 ? reps * 5 : reps;
             if (r < 3)
                 r = 3;
-            for (int ai = -1;; ai++) {
-                const char *algo = ai < 0 ? "auto" : dpcoll_algorithm_name(cname[c], ai);
-                if (!algo || (ai >= 0 && !all_algos))
-                    break;
-                dpcoll_set_algorithm(cname[c], algo);
-                if (persistent && (make_persistent(c, 0, &b, count, b.out) != MPI_SUCCESS ||
-                                   make_persistent(c, 1, &b, count, b.ref) != MPI_SUCCESS)) {
-                    fprintf(stderr, "dpcoll_bench: cannot make the persistent %s requests\n", cname[c]);
-                    MPI_Abort(MPI_COMM_WORLD, 1);
+            /* the sides: "auto" first, then the collective's algorithms */
+            const char *algo[MAX_SIDES];
+            int nalgo = sides_of(c, algo_list, all_algos, algo);
+            cur_coll = cname[c];
+            if (persistent)
+                for (int s = 0; s <= nalgo; s++) {
+                    int native = s == nalgo;
+                    set_side(s, nalgo, algo);
+                    if (make_persistent(c, native, &b, count, native ? b.ref : b.out) != MPI_SUCCESS) {
+                        fprintf(stderr, "dpcoll_bench: cannot make the persistent %s requests\n", cname[c]);
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                    }
                 }
-                /* timed first, then checked: the check runs the algorithm the
-                 * timed calls ran (DPCOLL_AUTOTUNE: the one kept, not one it
-                 * was still trying) */
-                double ours, nat;
-                measure(c, &b, count, r, &ours, &nat);
+            /* timed first, then checked: the check runs the algorithm the
+             * timed calls ran (DPCOLL_AUTOTUNE: the one kept, not one it
+             * was still trying) */
+            double ours[MAX_SIDES], nat;
+            measure(c, &b, count, r, nalgo, algo, ours, &nat);
+            for (int s = 0; s < nalgo; s++) {
+                int is_auto = !strcmp(algo[s], "auto");
                 long w, nw;
+                set_side(s, nalgo, algo);
                 check(c, &b, count, &w, &nw);
-                if (persistent)
-                    free_persistent();
-                const char *shown = algo, *priced = algo;
+                const char *shown = algo[s], *priced = algo[s];
                 char label[64], picked[48];
-                if (ai < 0) {      /* what the model (or DPCOLL_AUTOTUNE) picked */
+                if (is_auto) {      /* what the model (or DPCOLL_AUTOTUNE) picked */
                     snprintf(picked, sizeof(picked), "%s", dpcoll_last_algorithm());
                     snprintf(label, sizeof(label), "auto:%s", picked);
                     shown = label;
@@ -536,27 +649,29 @@ int main(int argc, char **argv)
                         priced = picked;
                 }
                 double model = dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
-                if (ai >= 0 && model > 0) {
+                if (!is_auto && model > 0) {
                     rows++;
-                    within += fabs(model - ours) <= MODEL_TOLERANCE * ours;
+                    within += fabs(model - ours[s]) <= MODEL_TOLERANCE * ours[s];
                 }
-                double alg = (double)nbytes / ours / 1e9, bus = alg * bus_factor(c);
+                double alg = (double)nbytes / ours[s] / 1e9, bus = alg * bus_factor(c);
                 double nbus = (double)nbytes / nat / 1e9 * bus_factor(c);
-                if (ai < 0 && nw == 0) {
-                    logsum[c] += log(nat / ours);
+                if (is_auto && nw == 0) {
+                    logsum[c] += log(nat / ours[s]);
                     nlog[c]++;
                 }
-                native_bad += ai < 0 && nw != 0;
+                native_bad += is_auto && nw != 0;
                 if (rank == 0 && !quiet)
                     printf("%12zu %10zu %6s %-19s %11.2f %10.2f %8.3f %8.3f %7ld %11.2f %8.3f %7.2fx %9ld\n",
-                           nbytes, count, "float", shown, ours * 1e6, model * 1e6, alg, bus, w,
-                           nat * 1e6, nbus, nat / ours, nw);
+                           nbytes, count, "float", shown, ours[s] * 1e6, model * 1e6, alg, bus, w,
+                           nat * 1e6, nbus, nat / ours[s], nw);
                 if (fc)
                     fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f,%.3f,%ld,"
-                            "%s\n", cname[c], size, nbytes, count, shown, ours * 1e6, alg, bus, w,
-                            nat * 1e6, nbus, nat / ours, model * 1e6, nw,
+                            "%s\n", cname[c], size, nbytes, count, shown, ours[s] * 1e6, alg, bus, w,
+                            nat * 1e6, nbus, nat / ours[s], model * 1e6, nw,
                             persistent ? "persistent" : inflight ? "nonblocking" : "blocking");
             }
+            if (persistent)
+                free_persistent();
             dpcoll_set_algorithm(cname[c], "auto");
         }
         if (rank == 0 && !quiet && nlog[c])
@@ -615,6 +730,7 @@ int main(int argc, char **argv)
     free(b.in);
     free(b.out);
     free(b.ref);
+    free(preq_all);
     if (user_op)
         MPI_Op_free(&red_op);
     MPI_Finalize();

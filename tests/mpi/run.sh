@@ -215,6 +215,15 @@ for np in 2; do
                    END { exit !(n >= 60 && bad == 0) }"' _ "$rc" "$out"
     done
 done
+# -a LIST: the algorithms listed (and auto), timed in turns, persistent
+# requests of each kept apart; a name no collective timed has is refused
+out=$(mpi 2 "$bench" -c allgather,bcast -a auto,direct -e 64 -f 8 -n 3 -P -i 2 2>&1); rc=$?
+check "dpcoll_bench -a auto,direct -P -i 2: auto and direct rows alone, 2 sizes x 2 collectives, each equal to the closed form" \
+    sh -c '[ "$1" = 0 ] && echo "$2" | awk "/^ +[0-9]/ { n++; if (\$9 != 0 || \$4 !~ /^(auto:|direct\$)/) bad++ }
+           END { exit !(n == 8 && bad == 0) }"' _ "$rc" "$out"
+out=$(mpi 2 "$bench" -c allgather -a auto,nosuch -e 8 2>&1); rc=$?
+check "dpcoll_bench -a with an algorithm no collective timed has: refused, naming it" \
+    sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "'"'"'nosuch'"'"' is not"' _ "$rc" "$out"
 echo "== DPCOLL_DISABLE=1"
 DPCOLL_DISABLE=1 mpi 2 "$misc" disabled || fail=1
 echo "== dpcoll_op_avg and bfloat16, 3 ranks; and through MPICH (DPCOLL_DISABLE=1)"
