@@ -25,11 +25,31 @@
  * counts and displacements.
  * Cost (n = total bytes gathered, equal blocks): (p-1) (2 alpha + alpha_get)
  * + (p-1)/p n beta + n/p beta (the own block's copy, not in place): two
- * messages and a read (or write) per peer, either way.
+ * messages and a read (or write) per peer, either way; pushing, the bytes
+ * written to peers at DPC_PUSH_BETA_SCALE of beta (below).
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
 #include "config.h"
 #include "direct.h"
+
+/* Whether the call pushes (every rank takes the same way: the output's
+ * size and push_max are the same on all) */
+static bool pushes(const dpc_coll_args_t *a)
+{
+    size_t total = dpc_coll_bytes(a);
+    return !a->counts && !a->displs && total >= a->push_min && total <= a->push_max;
+}
+
+/* What a byte pushed costs against beta. A pushed block is read from the
+ * writer's own cache, where the program has just written it; a pull, and
+ * the ring's and recursive doubling's rendezvous, read it from the peer's.
+ * The model priced both alike, so at 2 ranks it took ring (256-512 KiB)
+ * and recursive doubling (1 MiB), which direct beat by 1.18-1.66x in every
+ * one of 8 runs of dpcoll_bench -t, blocking and -i 4 (1.0-1.12x at 2
+ * MiB, where it reads; without -t, 0.93-1.18x: docs/bench/s36). 0.75 is
+ * less than those ratios say (the pushed half of the bytes would cost
+ * 0.4-0.6), enough to take direct where the prices otherwise tie. */
+#define DPC_PUSH_BETA_SCALE 0.75
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -46,8 +66,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     /* equal blocks only: with displacements, where a peer keeps our block
      * is its own business (each rank's displs are its own) */
     size_t total = (size_t)p * len[r];
-    bool push = !a->counts && !a->displs && total >= a->push_min &&
-                total <= a->push_max;
+    bool push = pushes(a);
     direct_t d;
     /* pushing, peers write into our whole output (each at its own block) */
     void *bufs[1] = {push ? (void *)out : (void *)mine};
@@ -82,8 +101,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
-    return (p - 1) * (2 * c->alpha + c->alpha_get) + (p - 1) / p * n * c->beta +
-           own_copy_cost(a, n / p, c);
+    double moved = (p - 1) / p * n * c->beta * (pushes(a) ? DPC_PUSH_BETA_SCALE : 1);
+    return (p - 1) * (2 * c->alpha + c->alpha_get) + moved + own_copy_cost(a, n / p, c);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
