@@ -322,7 +322,7 @@ static void set_side(int s, int nalgo, const char *const *algo)
  * over minutes) and, round to round, after other neighbours. Each
  * algorithm used to be timed apart against a native side of its own, one
  * after another. (On session 36's VM both ways agreed as well with each
- * algorithm forced over a sweep of its own, 3 x 4 runs of allgather,
+ * algorithm forced over a sweep of its own, 4 runs each of allgather,
  * allreduce and alltoall, 16 KiB-4 MiB, -t and -t -i 4: docs/bench/s36.) */
 static void measure(int c, bufs_t *b, size_t count, int reps, int nalgo, const char *const *algo,
                     double *ours, double *nat)
@@ -617,6 +617,8 @@ int main(int argc, char **argv)
             /* the sides: "auto" first, then the collective's algorithms */
             const char *algo[MAX_SIDES];
             int nalgo = sides_of(c, algo_list, all_algos, algo);
+            if (nalgo == 0)
+                continue;   /* (-a LIST: none of this collective's) */
             cur_coll = cname[c];
             if (persistent)
                 for (int s = 0; s <= nalgo; s++) {
