@@ -235,19 +235,19 @@ static void *progress_main(void *arg)
  * to 16 processes), and those must not fill up. Once this allowed 4 ops at
  * a time: a batch of 16 8-byte MPI_Iallreduce and an MPI_Waitall woke the
  * thread at every call and took 2.0-2.2 us per call on 2 ranks, 0.9-1.0
- * without the thread, as MPICH's own. A call counted up to 8 KiB: one of
- * 16 KiB, whose blocks of 8 KiB at 2 ranks go through the mailboxes within
- * the call as well, woke the thread at every start, and 4 of them in
- * flight (MPI_Iallgather, MPI_Ialltoall, then MPI_Waitall) took 3-37 us a
- * call, in spells of tens of rounds, against 1.5-2 us for MPICH's own and
- * 1.9 us left to the program. A call is now left up to the whole budget
- * of bytes; settled says whether its messages are out. */
-#define DPC_LEAVE_MAX_BYTES 65536
+ * without the thread, as MPICH's own. A call itself is bounded by the same
+ * budget of bytes in flight (it counts in nb_active_bytes while it runs):
+ * it used to be by 8 KiB besides, and one of 16 KiB, whose blocks of 8 KiB
+ * at 2 ranks go through the mailboxes within the call as well, woke the
+ * thread at every start; 4 of them in flight (MPI_Iallgather,
+ * MPI_Ialltoall, then MPI_Waitall) took 3-37 us a call, in spells of tens
+ * of rounds, against 1.5-2 us for MPICH's own and 1.9 us left to the
+ * program. settled says whether a call's messages are out. */
 #define DPC_LEAVE_MAX_OPS 64
 static size_t leave_max_total;   /* a quarter of a ring, 64 KiB at most (dpc_nbc_init) */
 static bool leave_to_program_locked(const dpc_req_t *op)
 {
-    return !op->ipc && op->s && op->job->bytes <= DPC_LEAVE_MAX_BYTES &&
+    return !op->ipc && op->s &&
            __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) <= DPC_LEAVE_MAX_OPS &&
            __atomic_load_n(&dpc_g.nb_active_bytes, __ATOMIC_RELAXED) <= leave_max_total &&
            dpc_sched_settled(op->s);

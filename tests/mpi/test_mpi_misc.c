@@ -1169,8 +1169,9 @@ static void post_batch_call(int bcast, int pers, int in[8], int out[8], MPI_Requ
 static void batches_of_blocks(void)
 {
     int p = t_size, n = BLOCK_INTS * 2 / p;   /* (16 KiB a call at any size) */
-    int *in = malloc(sizeof(int) * (size_t)n * (size_t)p * BLOCK_CALLS);
-    int *out = malloc(sizeof(int) * (size_t)n * (size_t)p * BLOCK_CALLS);
+    size_t stride = (size_t)n * (size_t)p;    /* each call's buffers, in ints */
+    int *in = malloc(sizeof(int) * stride * BLOCK_CALLS);
+    int *out = malloc(sizeof(int) * stride * BLOCK_CALLS);
     MPI_Request r[BLOCK_CALLS];
     MPI_Status st[BLOCK_CALLS];
     for (int kind = 0; kind < 2; kind++)
@@ -1178,11 +1179,10 @@ static void batches_of_blocks(void)
             /* input element k of call i, for rank q: unique, round by round */
             for (int i = 0; i < BLOCK_CALLS; i++)
                 for (int k = 0; k < (kind ? n * p : n); k++)
-                    in[(size_t)i * (size_t)(n * p) + (size_t)k] =
-                        ((round * BLOCK_CALLS + i) * p + t_rank) * 4096 + k;
+                    in[(size_t)i * stride + (size_t)k] = ((round * BLOCK_CALLS + i) * p + t_rank) * 4096 + k;
             for (int i = 0; i < BLOCK_CALLS; i++) {
-                int *ii = in + (size_t)i * (size_t)(n * p), *oo = out + (size_t)i * (size_t)(n * p);
-                memset(oo, 0xff, sizeof(int) * (size_t)(n * p));
+                int *ii = in + (size_t)i * stride, *oo = out + (size_t)i * stride;
+                memset(oo, 0xff, sizeof(int) * stride);
                 if (kind)
                     MPI_Ialltoall(ii, n, MPI_INT, oo, n, MPI_INT, MPI_COMM_WORLD, &r[i]);
                 else
@@ -1196,7 +1196,7 @@ static void batches_of_blocks(void)
                         /* block q: rank q's input, its whole (allgather) or
                          * its block for this rank (all-to-all) */
                         int want = ((round * BLOCK_CALLS + i) * p + q) * 4096 + (kind ? t_rank * n + k : k);
-                        int got = out[(size_t)i * (size_t)(n * p) + (size_t)(q * n + k)];
+                        int got = out[(size_t)i * stride + (size_t)(q * n + k)];
                         t_cases++;
                         if (got != want) {
                             t_fail("%s batch %d, call %d, block %d, element %d: %d, expected %d",

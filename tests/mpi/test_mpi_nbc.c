@@ -659,7 +659,7 @@ START_TEST(test_left_to_program)
 {
     static const char *const names[] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
                                         "alltoall"};
-    /* (the limit, DPC_LEAVE_MAX_BYTES, is 64 KiB a call) */
+    /* (a call is left up to the budget in flight, 64 KiB: nbc.c) */
     static const int sizes[] = {1, 100, 2048 / 4, 8192 / 4, 16384 / 4, 32768 / 4, 65536 / 4};
     int p = t_size, maxn = 65536 / 4;
     if (!progress_thread_on())
