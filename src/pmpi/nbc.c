@@ -44,13 +44,6 @@
 #define PROG_NAP_US 20
 #define PROG_BUSY_TURNS 64
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void list_insert_locked(dpc_req_t *op)
 {
     op->prev = NULL;
@@ -133,16 +126,71 @@ void dpc_nbc_signal_locked(void)
         dpc_g.prog_wakes++;
 }
 
+/*
+ * Starts that do not wake the thread. A program that waits for its ops at
+ * once (a batch of MPI_Iallreduce, then MPI_Waitall) drives them in its
+ * wait, and the thread a start woke only finds a driver and sleeps again;
+ * the wake-up still costs about 10 us of some core on the 2-core VM, where
+ * it takes the core of a rank, and the rank it delays answers late, which
+ * holds the waits longer still (4 MPI_Iallreduce of 64 KiB in flight at 2
+ * ranks, then MPI_Waitall: 11.5-24.5 us a call, the slow runs waking the
+ * thread at 60-90% of starts; 9-13 us without a thread, as now; 22-24 us
+ * MPICH's own). Time in the program's starts and waits of other ops
+ * does not count (nb_inside_ns): four starts of 128 KiB took 50 us, and
+ * MPICH's MPI_Waitall asks for one request after the other. So the program's
+ * first ask for an op's end (a wait for it begins, or a call completes it)
+ * notes whether it came within DPC_QUICK_ASK_NS of the op's start
+ * (dpc_nbc_asked); after DPC_QUICK_STREAK such ops in a row, a start (and
+ * a wait that ends with ops still running) leaves the thread asleep. An op
+ * the program asks for later (it computed meanwhile: a training step's
+ * first buckets, finished by the thread or not) brings the wake-ups back.
+ * What an op left so misses while the program does compute after all: the
+ * thread, while ops run or ran in the last PROG_WATCH_IDLE_NS, sleeps at
+ * most PROG_WATCH_MS (prog_watching) and then takes on what nobody drives;
+ * only then does a start leave it asleep.
+ */
+#define DPC_QUICK_ASK_NS 50000u
+#define DPC_QUICK_STREAK 8u
+#define PROG_WATCH_MS 1
+#define PROG_WATCH_IDLE_NS 100000000u
+
+void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
+{
+    if (op->judged || op->mode == DPC_BLOCKING)
+        return;
+    op->judged = true;
+    if (!now)
+        now = dpc_mono_ns();
+    uint64_t inside = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED) - op->inside_at_start;
+    if (now - op->started_ns < DPC_QUICK_ASK_NS + inside) {
+        if (__atomic_load_n(&dpc_g.quick_asks, __ATOMIC_RELAXED) < DPC_QUICK_STREAK)
+            __atomic_add_fetch(&dpc_g.quick_asks, 1, __ATOMIC_RELAXED);
+    } else {
+        __atomic_store_n(&dpc_g.quick_asks, 0, __ATOMIC_RELAXED);
+    }
+}
+
+/* The thread would only find the program driving: it sleeps, watching. */
+static bool prog_not_wanted_locked(void)
+{
+    return dpc_g.prog_asleep && dpc_g.prog_watching &&
+           __atomic_load_n(&dpc_g.quick_asks, __ATOMIC_RELAXED) >= DPC_QUICK_STREAK;
+}
+
 /* From under the lock (nothing to do, or a program thread drives) until
- * signalled with no program thread driving; back under it. */
+ * signalled with no program thread driving, or until a watch's timeout
+ * finds none driving; back under it. */
 static void prog_sleep_locked(void)
 {
     dpc_g.prog_asleep = true;
+    dpc_g.prog_watching = dpc_g.nb_active > 0 ||
+                          dpc_mono_ns() - dpc_g.nb_last_start_ns < PROG_WATCH_IDLE_NS;
+    int timeout = dpc_g.prog_watching ? PROG_WATCH_MS : -1;
     pthread_mutex_unlock(&dpc_g.lock);
     for (;;) {
         struct pollfd pfd = {.fd = dpc_g.prog_evfd, .events = POLLIN};
         uint64_t v;
-        if (poll(&pfd, 1, -1) > 0)
+        if (poll(&pfd, 1, timeout) > 0)
             (void)!read(dpc_g.prog_evfd, &v, sizeof(v));
         /* (a driver that stops after this look signals if the thread is
          * wanted: dpc_op_wait; the eventfd keeps that signal) */
@@ -152,6 +200,7 @@ static void prog_sleep_locked(void)
     }
     relock();
     dpc_g.prog_asleep = false;
+    dpc_g.prog_watching = false;
 }
 
 static void *progress_main(void *arg)
@@ -174,13 +223,13 @@ static void *progress_main(void *arg)
     while (!dpc_g.prog_stop) {
         if (dpc_g.nb_active == 0 || dpc_g.drivers > 0) {
             prog_sleep_locked();
-            spin_until = mono_ns() + spin;
+            spin_until = dpc_mono_ns() + spin;
             continue;
         }
         bool more = dpc_ops_progress_locked();
         if (dpc_g.nb_active == 0 || dpc_g.drivers > 0)
             continue;
-        if (more || (spin && mono_ns() < spin_until)) {
+        if (more || (spin && dpc_mono_ns() < spin_until)) {
             /* local work left, or a short poll: let others at the lock,
              * and at the core (a program thread just woken from a sleep or
              * a wait would otherwise queue behind a whole copy) */
@@ -188,7 +237,7 @@ static void *progress_main(void *arg)
             sched_yield();
             relock();
             if (more)
-                spin_until = mono_ns() + spin;
+                spin_until = dpc_mono_ns() + spin;
             continue;
         }
         int fd = dpc_ucx_arm(dpc_g.ux);
@@ -218,7 +267,7 @@ static void *progress_main(void *arg)
             usleep(PROG_NAP_US);           /* no wakeup support: nap, don't spin */
         }
         relock();
-        spin_until = mono_ns() + spin;
+        spin_until = dpc_mono_ns() + spin;
     }
     pthread_mutex_unlock(&dpc_g.lock);
     return NULL;
@@ -253,11 +302,37 @@ static bool leave_to_program_locked(const dpc_req_t *op)
            dpc_sched_settled(op->s);
 }
 
-void dpc_nbc_wake_locked(const dpc_req_t *op)
+void dpc_nbc_inside(uint64_t entered_ns)
 {
+    if (entered_ns)
+        __atomic_add_fetch(&dpc_g.nb_inside_ns, dpc_mono_ns() - entered_ns, __ATOMIC_RELAXED);
+}
+
+void dpc_nbc_started_locked(dpc_req_t *op, uint64_t entered_ns)
+{
+    op->judged = !op->running;     /* (over already: nothing to learn from it) */
+    if (!op->running)
+        return;
+    uint64_t now = dpc_mono_ns();
+    if (entered_ns)     /* (a start while ops ran: not the program's own time) */
+        __atomic_add_fetch(&dpc_g.nb_inside_ns, now - entered_ns, __ATOMIC_RELAXED);
+    op->started_ns = dpc_g.nb_last_start_ns = now;
+    op->inside_at_start = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED);
     /* (a program thread driving the engine signals at its end if the
      * thread is wanted then) */
-    if (op->running && dpc_g.drivers == 0 && !leave_to_program_locked(op))
+    if (dpc_g.drivers > 0 || leave_to_program_locked(op))
+        return;
+    if (prog_not_wanted_locked()) {
+        dpc_g.prog_wakes_spared++;
+        return;
+    }
+    dpc_nbc_signal_locked();
+}
+
+void dpc_nbc_hand_on_locked(void)
+{
+    if (dpc_g.drivers == 0 && dpc_g.nb_active > 0 && !prog_not_wanted_locked() &&
+        !dpc_nbc_leavable_locked())
         dpc_nbc_signal_locked();
 }
 
@@ -266,8 +341,7 @@ void dpc_nbc_hand_over(void)
     if (__atomic_load_n(&dpc_g.nb_active, __ATOMIC_ACQUIRE) == 0)
         return;
     dpc_lock(true);
-    if (dpc_g.drivers == 0 && dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked())
-        dpc_nbc_signal_locked();
+    dpc_nbc_hand_on_locked();
     dpc_unlock(true);
 }
 
@@ -319,8 +393,34 @@ int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
 void dpc_nbc_drive(MPI_Request req)
 {
     dpc_req_t *op = NULL;
-    if (dpc_nbc_running_in(1, &req, &op) && !dpc_op_ended(op))
+    if (dpc_nbc_running_in(1, &req, &op) && !dpc_op_ended(op)) {
+        uint64_t entered = dpc_nbc_entering();
+        dpc_nbc_asked(op, entered);
         dpc_op_wait(op);
+        dpc_nbc_inside(entered);
+    }
+}
+
+void dpc_nbc_asked_in(int n, const MPI_Request *reqs)
+{
+    if (n <= 0 || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) == 0)
+        return;
+    uint64_t now = dpc_mono_ns();
+    dpc_lock(true);
+    int active = dpc_g.nb_active, seen = 0;
+    for (dpc_req_t *op = dpc_g.ops; op && seen < active; op = op->next) {
+        if (!op->running || op->mode == DPC_BLOCKING)
+            continue;
+        seen++;
+        if (op->mode != DPC_NONBLOCKING || op->freed || op->judged)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (reqs[i] == op->req) {
+                dpc_nbc_asked(op, now);
+                break;
+            }
+    }
+    dpc_unlock(true);
 }
 
 /* Complete the op towards MPI (in a thread that is inside an MPI call). */
@@ -328,6 +428,7 @@ static void op_finish_request(dpc_req_t *op)
 {
     if (op->completed)
         return;
+    dpc_nbc_asked(op, 0);
     dpc_op_complete(op);
     PMPI_Grequest_complete(op->req);
 }
@@ -392,6 +493,9 @@ static int greq_wait(int count, void **extras, double timeout, MPI_Status *statu
     (void)timeout;
     (void)status;
     bool waited = false;
+    uint64_t now = dpc_nbc_entering();
+    for (int i = 0; i < count; i++)
+        dpc_nbc_asked(extras[i], now);
     for (int i = 0; i < count; i++) {
         dpc_req_t *op = extras[i];
         if (op->completed)
@@ -402,8 +506,10 @@ static int greq_wait(int count, void **extras, double timeout, MPI_Status *statu
         }
         op_finish_request(op);
     }
-    if (waited)
+    if (waited) {
+        dpc_nbc_inside(now);
         dpc_nbc_hand_over();
+    }
     return MPI_SUCCESS;
 }
 

@@ -137,8 +137,11 @@ static bool settle_in(dpc_req_t *op, bool block, bool series)
     if (op->completed)
         return true;
     if (block) {
+        uint64_t entered = dpc_nbc_entering();
+        dpc_nbc_asked(op, entered);
         if (!dpc_op_ended(op))
             (series ? dpc_op_wait_in_series : dpc_op_wait)(op);
+        dpc_nbc_inside(entered);
     } else {
         dpc_lock(true);
         if (op->running && dpc_g.drivers == 0)
@@ -147,6 +150,7 @@ static bool settle_in(dpc_req_t *op, bool block, bool series)
     }
     if (!dpc_op_ended(op))
         return false;
+    dpc_nbc_asked(op, 0);
     dpc_op_complete(op);
     return true;
 }
@@ -293,6 +297,10 @@ static int fix_statuses(int n, dpc_req_t **ours, MPI_Status *st, int rc)
 
 DPCOLL_API int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
+    /* (MPICH's MPI_Waitall calls our wait function for one request after
+     * another: the later ones would be asked for only once the earlier
+     * ones are over) */
+    dpc_nbc_asked_in(count, requests);
     if (!live() || count <= 0)
         return PMPI_Waitall(count, requests, statuses);
     dpc_req_t **ours = calloc((size_t)count, sizeof(*ours));

@@ -406,9 +406,8 @@ static void op_wait(dpc_req_t *op, bool hand_over)
     }
     /* (what is still running goes on in the progress thread, unless the
      * program can be left to finish all of it: dpc_nbc_leavable_locked) */
-    if (__atomic_sub_fetch(&dpc_g.drivers, 1, __ATOMIC_RELEASE) == 0 && hand_over &&
-        dpc_g.nb_active > 0 && !dpc_nbc_leavable_locked())
-        dpc_nbc_signal_locked();
+    if (__atomic_sub_fetch(&dpc_g.drivers, 1, __ATOMIC_RELEASE) == 0 && hand_over)
+        dpc_nbc_hand_on_locked();
     dpc_unlock(lk);
 }
 
@@ -624,6 +623,7 @@ int dpc_op_start(dpc_req_t *op)
     dpc_comm_t *c = op->c;
     dpc_coll_args_t *a = &j->a;
     int err;
+    uint64_t entered = op->mode != DPC_BLOCKING ? dpc_nbc_entering() : 0;
     if (op->ipc) {
         dpc_ipc_nb_rewind(op);
         dpc_ipc_nb_prepare(op);
@@ -789,8 +789,9 @@ int dpc_op_start(dpc_req_t *op)
         op->active_bytes = j->bytes;
         __atomic_add_fetch(&dpc_g.nb_active_bytes, op->active_bytes, __ATOMIC_RELAXED);
         __atomic_add_fetch(&dpc_g.nb_active, 1, __ATOMIC_RELEASE);
-        dpc_nbc_wake_locked(op);
     }
+    if (op->mode != DPC_BLOCKING)
+        dpc_nbc_started_locked(op, entered);
     dpc_unlock(lk);
     return MPI_SUCCESS;   /* a failed start is reported by dpc_op_complete */
 }
@@ -1008,6 +1009,7 @@ void dpc_stats_print(void)
                 dpc_g.world_rank, dpc_g.tuned, dpc_g.tuned_other);
     if (dpc_g.nb_started)
         fprintf(stderr, "libdpcoll stats: rank %d nonblocking and persistent: %llu started, "
-                        "the progress thread woken for them %llu times\n", dpc_g.world_rank,
-                dpc_g.nb_started, dpc_g.prog_wakes);
+                        "the progress thread woken for them %llu times (and left asleep "
+                        "%llu times: waited for at once)\n", dpc_g.world_rank,
+                dpc_g.nb_started, dpc_g.prog_wakes, dpc_g.prog_wakes_spared);
 }

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <time.h>
 #include "dpc_coll.h"
 #include "dpc_config.h"
 #include "dpc_cost.h"
@@ -78,6 +79,16 @@ typedef struct dpc_shim {
     struct dpc_req *ops;     /* every nonblocking op not yet freed (list) */
     int prog_evfd;          /* the progress thread sleeps on it (eventfd) */
     bool prog_asleep;       /* ... and does now (under the lock) */
+    bool prog_watching;     /* ... and looks again within PROG_WATCH_MS by itself,
+                               unsignalled (under the lock) */
+    uint64_t nb_last_start_ns;  /* when the last nonblocking or persistent op started
+                               (under the lock) */
+    unsigned quick_asks;    /* ops in a row whose end the program asked for at once
+                               after their start (atomic: dpc_nbc_asked) */
+    uint64_t nb_inside_ns;  /* time the program spent in our starts and waits while
+                               ops ran (atomic: dpc_nbc_inside) */
+    unsigned long long prog_wakes_spared;   /* DPCOLL_STATS: starts that did not wake
+                               the thread because the program waits at once */
     pthread_t prog_thread;
     bool prog_running, prog_stop;
     MPIX_Grequest_class greq_class;
@@ -308,6 +319,10 @@ typedef struct dpc_req {
     int tune_slot;                  /* DPCOLL_AUTOTUNE: 1 + the slot of c->tune whose
                                      * measured call this is (0: none) */
     unsigned tune_call;             /* ... which of its measured calls */
+    uint64_t started_ns;            /* nonblocking, persistent: when it started running */
+    uint64_t inside_at_start;       /* ... and dpc_g.nb_inside_ns then */
+    bool judged;                    /* ... and the program has asked for its end since
+                                     * (dpc_nbc_asked) */
 } dpc_req_t;
 typedef struct dpc_ipc_nb dpc_ipc_nb_t;
 
@@ -355,11 +370,40 @@ void dpc_nbc_destroy(dpc_req_t *op);
 int dpc_persist_init(void);   /* at MPI_Init (dpc_nbc_init) */
 /* At the end of a nonblocking or persistent start (dpc_op_start), under
  * the lock: the progress thread takes a running op on, unless the
- * program's wait can be left to finish it. */
-void dpc_nbc_wake_locked(const dpc_req_t *op);
+ * program's wait can be left to finish it, or the program has been waiting
+ * for its ops at once (dpc_nbc_asked). */
+void dpc_nbc_started_locked(dpc_req_t *op, uint64_t entered_ns);
+/* The monotonic clock, for the progress thread's choices. */
+static inline uint64_t dpc_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+/* A wait of the program's that began at entered_ns (0: none to count, as
+ * no op ran then) ends now: its time was not the program's own
+ * (dpc_nbc_asked). */
+void dpc_nbc_inside(uint64_t entered_ns);
+/* When a start or wait begins: the clock if ops run, else 0. */
+static inline uint64_t dpc_nbc_entering(void)
+{
+    return __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) > 0 ? dpc_mono_ns() : 0;
+}
+/* At the end of a program thread's wait, under the lock: the progress
+ * thread takes on what still runs, on the same terms. */
+void dpc_nbc_hand_on_locked(void);
 /* After a series of dpc_op_wait_in_series: the progress thread takes on
  * whatever still runs that the program's next wait cannot be left to. */
 void dpc_nbc_hand_over(void);
+/* The program asks for op's end (a blocking wait for it begins, or a call
+ * completes it): the first time since its start, notes whether that came at
+ * once after the start (not counting the program's time in our starts and
+ * waits meanwhile), which decides whether starts wake the progress thread
+ * (nbc.c). Ops in a wait for several are asked for together, with one
+ * clock: now (0: read it). In the program's thread, in an MPI call. */
+void dpc_nbc_asked(dpc_req_t *op, uint64_t now);
+/* dpc_nbc_asked for every nonblocking op of ours among reqs that runs. */
+void dpc_nbc_asked_in(int n, const MPI_Request *reqs);
 /* Whether every nonblocking op still running can be left to the program's
  * MPI_Wait/MPI_Test without the progress thread (nbc.c); under the lock. */
 bool dpc_nbc_leavable_locked(void);
