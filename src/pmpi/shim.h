@@ -87,6 +87,8 @@ typedef struct dpc_shim {
                                after their start (atomic: dpc_nbc_asked) */
     uint64_t nb_inside_ns;  /* time the program spent in our starts and waits while
                                ops ran (atomic: dpc_nbc_inside) */
+    int nb_unjudged;        /* running ops the program has not asked for yet, whose
+                               ask dpc_nbc_asked judges (atomic) */
     unsigned long long prog_wakes_spared;   /* DPCOLL_STATS: starts that did not wake
                                the thread because the program waits at once */
     pthread_t prog_thread;
@@ -384,10 +386,11 @@ static inline uint64_t dpc_mono_ns(void)
  * no op ran then) ends now: its time was not the program's own
  * (dpc_nbc_asked). */
 void dpc_nbc_inside(uint64_t entered_ns);
-/* When a start or wait begins: the clock if ops run, else 0. */
+/* When a start or wait begins: the clock if ops that will be asked for
+ * run, else 0. */
 static inline uint64_t dpc_nbc_entering(void)
 {
-    return __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) > 0 ? dpc_mono_ns() : 0;
+    return __atomic_load_n(&dpc_g.nb_unjudged, __ATOMIC_RELAXED) > 0 ? dpc_mono_ns() : 0;
 }
 /* At the end of a program thread's wait, under the lock: the progress
  * thread takes on what still runs, on the same terms. */
