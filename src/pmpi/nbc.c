@@ -370,10 +370,11 @@ bool dpc_nbc_leavable_locked(void)
     return true;
 }
 
-int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
+/* Calls fn on each nonblocking op of ours among reqs whose schedule runs,
+ * under the lock; returns how many there are. */
+static int each_running_in(int n, const MPI_Request *reqs, void (*fn)(dpc_req_t *op, void *arg),
+                           void *arg)
 {
-    if (n <= 0 || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) == 0)
-        return 0;
     int found = 0;
     dpc_lock(true);
     int active = dpc_g.nb_active, seen = 0;
@@ -385,13 +386,28 @@ int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
             continue;
         for (int i = 0; i < n; i++)
             if (reqs[i] == op->req) {
-                if (found++ == 0 && first)
-                    *first = op;
+                found++;
+                fn(op, arg);
                 break;
             }
     }
     dpc_unlock(true);
     return found;
+}
+
+static void note_first(dpc_req_t *op, void *first)
+{
+    if (first && !*(dpc_req_t **)first)
+        *(dpc_req_t **)first = op;
+}
+
+int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
+{
+    if (n <= 0 || __atomic_load_n(&dpc_g.nb_active, __ATOMIC_RELAXED) == 0)
+        return 0;
+    if (first)
+        *first = NULL;
+    return each_running_in(n, reqs, note_first, first);
 }
 
 void dpc_nbc_drive(MPI_Request req)
@@ -405,26 +421,17 @@ void dpc_nbc_drive(MPI_Request req)
     }
 }
 
+static void ask_at(dpc_req_t *op, void *now)
+{
+    dpc_nbc_asked(op, *(uint64_t *)now);
+}
+
 void dpc_nbc_asked_in(int n, const MPI_Request *reqs)
 {
     if (n <= 0 || __atomic_load_n(&dpc_g.nb_unjudged, __ATOMIC_RELAXED) <= 0)
         return;
     uint64_t now = dpc_mono_ns();
-    dpc_lock(true);
-    int active = dpc_g.nb_active, seen = 0;
-    for (dpc_req_t *op = dpc_g.ops; op && seen < active; op = op->next) {
-        if (!op->running || op->mode == DPC_BLOCKING)
-            continue;
-        seen++;
-        if (op->mode != DPC_NONBLOCKING || op->freed || op->judged)
-            continue;
-        for (int i = 0; i < n; i++)
-            if (reqs[i] == op->req) {
-                dpc_nbc_asked(op, now);
-                break;
-            }
-    }
-    dpc_unlock(true);
+    each_running_in(n, reqs, ask_at, &now);
 }
 
 /* Complete the op towards MPI (in a thread that is inside an MPI call). */
