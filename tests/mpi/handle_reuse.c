@@ -56,13 +56,24 @@ static void stage_set(int s) { __atomic_store_n(&stage, s, __ATOMIC_RELEASE); }
 /* (default visibility: the build hides symbols unless told) */
 #define INTERPOSED __attribute__((visibility("default")))
 
+/* The library's own function, looked up once. Atomic: two threads make
+ * their first calls at once (ThreadSanitizer reported the plain pointer's
+ * write in one and read in the other, in 1 run of several). */
+#define REAL(fn, type) \
+    static type real_; \
+    type real = __atomic_load_n(&real_, __ATOMIC_ACQUIRE); \
+    if (!real) { \
+        real = (type)dlsym(RTLD_NEXT, #fn); \
+        __atomic_store_n(&real_, real, __ATOMIC_RELEASE); \
+    }
+
+typedef int (*recv_init_fn)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*request_free_fn)(MPI_Request *);
+
 INTERPOSED int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
-    static int (*real)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
-    if (!real)
-        real = (int (*)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *))
-            dlsym(RTLD_NEXT, "PMPI_Recv_init");
+    REAL(PMPI_Recv_init, recv_init_fn)
     if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) && role == ROLE_B &&
         __atomic_load_n(&stage, __ATOMIC_ACQUIRE) == 0) {
         stage_set(1);          /* B's op is listed; its handle comes next */
@@ -73,9 +84,7 @@ INTERPOSED int PMPI_Recv_init(void *buf, int count, MPI_Datatype type, int sourc
 
 INTERPOSED int PMPI_Request_free(MPI_Request *request)
 {
-    static int (*real)(MPI_Request *);
-    if (!real)
-        real = (int (*)(MPI_Request *))dlsym(RTLD_NEXT, "PMPI_Request_free");
+    REAL(PMPI_Request_free, request_free_fn)
     int rc = real(request);
     if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) && role == ROLE_A &&
         __atomic_load_n(&stage, __ATOMIC_ACQUIRE) == 1) {
