@@ -141,9 +141,19 @@ void dpc_nbc_signal_locked(void)
  * first ask for an op's end (a wait for it begins, or a call completes it)
  * notes whether it came within DPC_QUICK_ASK_NS of the op's start
  * (dpc_nbc_asked); after DPC_QUICK_STREAK such ops in a row, a start (and
- * a wait that ends with ops still running) leaves the thread asleep. An op
+ * a wait that ends with ops still running) leaves the thread asleep. Ops
  * the program asks for later (it computed meanwhile: a training step's
- * first buckets, finished by the thread or not) brings the wake-ups back.
+ * first buckets, finished by the thread or not) bring the wake-ups back,
+ * but only when two late asks are independent: the second op started
+ * after the first ask, and no op started between them was asked for in
+ * time. One late ask alone may be the program's thread preempted between
+ * its starts and its wait, which makes every op then in flight late at
+ * once; a reset on it woke the thread for the next starts, whose wake-ups
+ * preempted the program again (one rank woke it 76 times in 1800 starts
+ * here, and more than 90 in CI). A program that does compute is late
+ * again in its next round, whatever order it asks in (MPI_Waitall asks
+ * for the newest op first: in a training step, the last bucket, started
+ * just before the wait, is asked for in time before the first).
  * What an op left so misses while the program does compute after all: the
  * thread, while ops run or ran in the last PROG_WATCH_IDLE_NS, sleeps at
  * most PROG_WATCH_MS (prog_watching) and then takes on what nobody drives;
@@ -163,11 +173,21 @@ void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
     if (!now)
         now = dpc_mono_ns();
     uint64_t inside = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED) - op->inside_at_start;
+    uint64_t late = __atomic_load_n(&dpc_g.late_ask_ns, __ATOMIC_RELAXED);
+    uint64_t quick = __atomic_load_n(&dpc_g.quick_since_ns, __ATOMIC_RELAXED);
     if (now - op->started_ns < DPC_QUICK_ASK_NS + inside) {
         if (__atomic_load_n(&dpc_g.quick_asks, __ATOMIC_RELAXED) < DPC_QUICK_STREAK)
             __atomic_add_fetch(&dpc_g.quick_asks, 1, __ATOMIC_RELAXED);
-    } else {
-        __atomic_store_n(&dpc_g.quick_asks, 0, __ATOMIC_RELAXED);
+        if (late && op->started_ns > late && (!quick || op->started_ns < quick))
+            __atomic_store_n(&dpc_g.quick_since_ns, op->started_ns, __ATOMIC_RELAXED);
+    } else if (!late || op->started_ns > late) {
+        /* (an op in flight across the late ask's cause, asked late too,
+         * says nothing new; one started after it but after an op asked for
+         * in time too makes this late ask the first again) */
+        if (late && !(quick && quick < op->started_ns))
+            __atomic_store_n(&dpc_g.quick_asks, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&dpc_g.late_ask_ns, now, __ATOMIC_RELAXED);
+        __atomic_store_n(&dpc_g.quick_since_ns, 0, __ATOMIC_RELAXED);
     }
 }
 

@@ -85,6 +85,10 @@ typedef struct dpc_shim {
                                (under the lock) */
     unsigned quick_asks;    /* ops in a row whose end the program asked for at once
                                after their start (atomic: dpc_nbc_asked) */
+    uint64_t late_ask_ns;   /* when the program last asked late for an op started
+                               after the one before (atomic: dpc_nbc_asked) */
+    uint64_t quick_since_ns;    /* ... the earliest start since then of an op asked
+                               for in time (0: none; atomic) */
     uint64_t nb_inside_ns;  /* time the program spent in our starts and waits while
                                ops ran (atomic: dpc_nbc_inside) */
     int nb_unjudged;        /* running ops the program has not asked for yet, whose

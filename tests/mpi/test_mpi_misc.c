@@ -1261,17 +1261,30 @@ END_TEST
  * left to the program's wait: each needs progress after its start), checked
  * exactly. how: 0 one MPI_Waitall at once, 1 an MPI_Wait for each at once,
  * 2 persistent (MPI_Startall, MPI_Waitall) at once, 3 the program computes
- * for COMPUTE_US before its MPI_Waitall. tests/mpi/run.sh runs
- * "waitnow" (0-2) and "waitlater" (3) with DPCOLL_STATS=1 at 2 ranks and
+ * for COMPUTE_US before its MPI_Waitall, 4 it computes after its first
+ * start (as a training step's backward pass between its buckets) and waits
+ * at once for the other three. In 0-2, one round in HICCUP_EVERY stalls
+ * for COMPUTE_US between its starts and its wait: the program's thread
+ * preempted there, as on a busy machine. tests/mpi/run.sh runs "waitnow"
+ * (0-2) and "waitlater" (0, 3, 4) with DPCOLL_STATS=1 at 2 ranks and
  * checks how often the progress thread was woken: at most 1 start in 20
  * when the program waits at once (it drives the calls itself; a wake-up
  * cost about 10 us of a core and at 64 KiB made the calls 2x slower, in
  * the runs that woke it at most starts, and every MPI_Wait that left
- * calls running woke it), at least once a round when it computes. */
+ * calls running woke it; one stall woke it for the next rounds, whose
+ * wake-ups preempted the program again), at least once a round when it
+ * computes. */
 #define WAIT_CALLS 4
 #define WAIT_INTS (65536 / (int)sizeof(int))
 #define WAIT_ROUNDS 150
 #define COMPUTE_US 300.0
+#define HICCUP_EVERY 25
+static void compute_for(double us)
+{
+    double until = MPI_Wtime() + us * 1e-6;
+    while (MPI_Wtime() < until)
+        ;
+}
 static void rounds_of_allreduces(int how)
 {
     size_t n = WAIT_INTS;
@@ -1289,14 +1302,16 @@ static void rounds_of_allreduces(int how)
         if (how == 2)
             MPI_Startall(WAIT_CALLS, r);
         else
-            for (int i = 0; i < WAIT_CALLS; i++)
+            for (int i = 0; i < WAIT_CALLS; i++) {
                 MPI_Iallreduce(in + i * n, out + i * n, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                                &r[i]);
-        if (how == 3) {
-            double until = MPI_Wtime() + COMPUTE_US * 1e-6;
-            while (MPI_Wtime() < until)
-                ;
-        }
+                if (how == 4 && i == 0)
+                    compute_for(COMPUTE_US);
+            }
+        if (how == 3)
+            compute_for(COMPUTE_US);
+        else if (how < 3 && round % HICCUP_EVERY == HICCUP_EVERY / 2)
+            usleep((useconds_t)COMPUTE_US);
         if (how == 1) {
             for (int i = 0; i < WAIT_CALLS; i++)
                 MPI_Wait(&r[i], MPI_STATUS_IGNORE);
@@ -1333,7 +1348,9 @@ START_TEST(test_wait_later)
 {
     rounds_of_allreduces(0);
     rounds_of_allreduces(3);
-    t_agree("4 allreduces of 64 KiB in flight, waited for at once, then after computing");
+    rounds_of_allreduces(4);
+    t_agree("4 allreduces of 64 KiB in flight, waited for at once, then after computing, then "
+            "with computing after the first start");
 }
 END_TEST
 
