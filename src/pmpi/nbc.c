@@ -430,15 +430,20 @@ int dpc_nbc_running_in(int n, const MPI_Request *reqs, dpc_req_t **first)
     return each_running_in(n, reqs, note_first, first);
 }
 
+void dpc_nbc_wait_for(dpc_req_t *op, bool series)
+{
+    uint64_t entered = dpc_nbc_entering();
+    dpc_nbc_asked(op, entered);
+    if (!dpc_op_ended(op))
+        (series ? dpc_op_wait_in_series : dpc_op_wait)(op);
+    dpc_nbc_inside(entered);
+}
+
 void dpc_nbc_drive(MPI_Request req)
 {
     dpc_req_t *op = NULL;
-    if (dpc_nbc_running_in(1, &req, &op) && !dpc_op_ended(op)) {
-        uint64_t entered = dpc_nbc_entering();
-        dpc_nbc_asked(op, entered);
-        dpc_op_wait(op);
-        dpc_nbc_inside(entered);
-    }
+    if (dpc_nbc_running_in(1, &req, &op) && !dpc_op_ended(op))
+        dpc_nbc_wait_for(op, false);
 }
 
 static void ask_at(dpc_req_t *op, void *now)

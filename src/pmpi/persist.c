@@ -137,11 +137,7 @@ static bool settle_in(dpc_req_t *op, bool block, bool series)
     if (op->completed)
         return true;
     if (block) {
-        uint64_t entered = dpc_nbc_entering();
-        dpc_nbc_asked(op, entered);
-        if (!dpc_op_ended(op))
-            (series ? dpc_op_wait_in_series : dpc_op_wait)(op);
-        dpc_nbc_inside(entered);
+        dpc_nbc_wait_for(op, series);
     } else {
         dpc_lock(true);
         if (op->running && dpc_g.drivers == 0)

@@ -409,6 +409,10 @@ void dpc_nbc_hand_over(void);
  * (nbc.c). Ops in a wait for several are asked for together, with one
  * clock: now (0: read it). In the program's thread, in an MPI call. */
 void dpc_nbc_asked(dpc_req_t *op, uint64_t now);
+/* The program waits for op until it ends (dpc_op_wait, or with series
+ * dpc_op_wait_in_series): asked for, and the wait's time counted as not
+ * the program's own. */
+void dpc_nbc_wait_for(dpc_req_t *op, bool series);
 /* dpc_nbc_asked for every nonblocking op of ours among reqs that runs. */
 void dpc_nbc_asked_in(int n, const MPI_Request *reqs);
 /* Whether every nonblocking op still running can be left to the program's
