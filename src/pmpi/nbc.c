@@ -151,9 +151,10 @@ void dpc_nbc_signal_locked(void)
  * once; a reset on it woke the thread for the next starts, whose wake-ups
  * preempted the program again (one rank woke it 76 times in 1800 starts
  * here, and more than 90 in CI). A program that does compute is late
- * again in its next round, whatever order it asks in (MPI_Waitall asks
- * for the newest op first: in a training step, the last bucket, started
- * just before the wait, is asked for in time before the first).
+ * again in its next round, whatever order it asks in (an MPI_Waitall's
+ * ops are asked for newest first, dpc_nbc_asked_in: in a training step,
+ * the last bucket, started just before the wait, is asked for in time
+ * before the first is asked for late).
  * What an op left so misses while the program does compute after all: the
  * thread, while ops run or ran in the last PROG_WATCH_IDLE_NS, sleeps at
  * most PROG_WATCH_MS (prog_watching) and then takes on what nobody drives;
@@ -181,9 +182,10 @@ void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
         if (late && op->started_ns > late && (!quick || op->started_ns < quick))
             __atomic_store_n(&dpc_g.quick_since_ns, op->started_ns, __ATOMIC_RELAXED);
     } else if (!late || op->started_ns > late) {
-        /* (an op in flight across the late ask's cause, asked late too,
-         * says nothing new; one started after it but after an op asked for
-         * in time too makes this late ask the first again) */
+        /* (a late op started before the last late ask says nothing new:
+         * the same stall made both late. One started after it confirms
+         * it, unless an op started in between was asked for in time: then
+         * this one is a first late ask again) */
         if (late && !(quick && quick < op->started_ns))
             __atomic_store_n(&dpc_g.quick_asks, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&dpc_g.late_ask_ns, now, __ATOMIC_RELAXED);
