@@ -96,6 +96,18 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
+    unsigned long long bytes = (unsigned long long)total * (unsigned long long)rti.size;
+    if (mode == DPC_BLOCKING && !v && rti.contig && (in_place || sti.contig) &&
+        bytes <= DPC_REPLAY_MAX_BYTES) {
+        /* (the arguments allgather_prepare makes of contiguous data) */
+        dpc_job_t x = {.call = call, .bytes = bytes,
+                       .a = {.coll = coll, .in_place = in_place, .dtype = DPC_BYTE,
+                             .count = (size_t)recvcount * (size_t)rti.size,
+                             .sbuf = in_place ? NULL : (const char *)sendbuf + sti.true_lb,
+                             .rbuf = (char *)recvbuf + rti.true_lb}};
+        if ((err = dpc_run_repeat(comm, c, &x)) != DPC_RUN_MISS)
+            return err;
+    }
     dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);
     if (!j)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
@@ -113,7 +125,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     j->in_place = in_place;
     j->size = size;
     j->rank = rank;
-    j->base.bytes = (unsigned long long)total * (unsigned long long)rti.size;
+    j->base.bytes = bytes;
     if ((err = dpc_keep_type(recvtype, &rti, mode, &j->recvtype, &j->rt_ours)) ||
         (!in_place && (err = dpc_keep_type(sendtype, &sti, mode, &j->sendtype, &j->st_ours)))) {
         dpc_job_discard(&j->base, j != &local);

@@ -53,11 +53,19 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
+    size_t n = (size_t)ti.size * (size_t)count;
+    if (mode == DPC_BLOCKING && ti.contig && n <= DPC_REPLAY_MAX_BYTES) {
+        /* (the arguments bcast_prepare makes of contiguous data) */
+        dpc_job_t x = {.call = call, .bytes = n,
+                       .a = {.coll = DPC_BCAST, .count = n, .dtype = DPC_BYTE, .root = root,
+                             .rbuf = (char *)buffer + ti.true_lb}};
+        if ((err = dpc_run_repeat(comm, c, &x)) != DPC_RUN_MISS)
+            return err;
+    }
     dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);
     if (!j)
         return dpc_raise(comm, MPI_ERR_NO_MEM, "%s: out of memory", call);
     dpc_bcast_job_setup(j);
-    size_t n = (size_t)ti.size * (size_t)count;
     j->base.call = call;
     j->base.bytes = n;
     j->base.a = (dpc_coll_args_t){.coll = DPC_BCAST, .count = n, .dtype = DPC_BYTE, .root = root};

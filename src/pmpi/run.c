@@ -617,6 +617,20 @@ static bool repeat_start(dpc_req_t *op)
     return true;
 }
 
+/* The arguments a build reads beyond the call's own: the communicator's
+ * shape and the settings every rank has alike. */
+static void engine_fields(const dpc_comm_t *c, dpc_coll_args_t *a, bool nonblocking)
+{
+    a->rank = c->rank;
+    a->size = c->size;
+    a->nonblocking = nonblocking;
+    a->seg_bytes = dpc_g.cfg.seg_bytes;
+    a->push_min = DPC_PUSH_MIN;
+    a->push_max = dpc_g.cfg.push_max;
+    /* schedules run on host memory (device buffers are staged) */
+    a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
+}
+
 int dpc_op_start(dpc_req_t *op)
 {
     dpc_job_t *j = op->job;
@@ -645,14 +659,7 @@ int dpc_op_start(dpc_req_t *op)
         return err;
     if (j->prepare && (err = j->prepare(j, op->comm)))
         return err;
-    a->rank = c->rank;
-    a->size = c->size;
-    a->nonblocking = op->mode != DPC_BLOCKING;
-    a->seg_bytes = dpc_g.cfg.seg_bytes;
-    a->push_min = DPC_PUSH_MIN;
-    a->push_max = dpc_g.cfg.push_max;
-    /* schedules run on host memory (device buffers are staged) */
-    a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
+    engine_fields(c, a, op->mode != DPC_BLOCKING);
     if (op->mode == DPC_BLOCKING && repeat_start(op))
         return MPI_SUCCESS;
     /* a repeated call with its schedule kept: the algorithm it ran with
@@ -890,6 +897,7 @@ int dpc_op_complete(dpc_req_t *op)
         keep_vectors(&c->replay[v].a, &c->replay[v].vec);
         c->replay[v].used = ++c->replay_clock;
         c->replay_key[v] = replay_key(&c->replay[v].a, c->replay[v].nb);
+        c->replay_last = v;   /* (where the same call again looks first: repeat_start) */
         op->s = NULL;
     }
     if (op->s && op->mode != DPC_PERSISTENT) {
@@ -963,6 +971,26 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
     return rc;
 }
 
+int dpc_run_repeat(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j)
+{
+    /* (a call on the host copies of device buffers hands them to its job
+     * in dpc_run: stage.h) */
+    if (dpc_cuda && dpc_stage_inner())
+        return DPC_RUN_MISS;
+    if (__builtin_expect(__atomic_load_n(&dpc_g.nb_orphans, __ATOMIC_RELAXED) > 0, 0))
+        dpc_nbc_reap(false);
+    dpc_req_t op = {.job = j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
+    engine_fields(c, &j->a, false);
+    if (!repeat_start(&op))
+        return DPC_RUN_MISS;
+    if (op.running)
+        dpc_op_wait(&op);
+    int rc = dpc_op_complete(&op);
+    if (!dpc_tl_quiet)
+        __atomic_add_fetch(&dpc_g.stats[j->a.coll].short_way, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
 void dpc_stats_print(void)
 {
     static const char *const why[DPC_WHY_COUNT] = {
@@ -982,6 +1010,11 @@ void dpc_stats_print(void)
                                         dpc_algos()[i]->name, cs->by_algo[i]);
                 sep = ", ";
             }
+        if (cs->short_way && off < sizeof(line)) {
+            off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%llu repeats by the short way",
+                                    sep, cs->short_way);
+            sep = ", ";
+        }
         if (cs->ipc && off < sizeof(line)) {
             off += (size_t)snprintf(line + off, sizeof(line) - off, "%scuda_ipc %llu", sep, cs->ipc);
             sep = ", ";

@@ -611,6 +611,87 @@ START_TEST(test_repeat)
 }
 END_TEST
 
+/* A value of rank r's block, element i, in round it. */
+static int shape_value(int r, int i, int it)
+{
+    return (i * 7 + it * 13 + r * 101) % 1000 - 500;
+}
+
+/* Blocking bcasts and allgathers on contiguous host data that repeat the
+ * last call take a short way past the job (run.c's dpc_run_repeat), with
+ * the arguments the job's staging would have made worked out in the
+ * wrapper: here a contiguous type whose data start 8 bytes past the
+ * buffer's address (true lower bound 8; the 8 bytes before must stay
+ * untouched), an allgather in place, and ranks whose datatypes differ (a
+ * bcast's root contiguous, so taking the short way, the others every
+ * other int, through staging: the same bytes travel). Each shape six times
+ * in a row with new data; every result against its closed form. */
+START_TEST(test_repeat_shapes)
+{
+    enum { N = 24, SENT = -7777 };
+    int p = t_size, r = t_rank;
+    static int buf[2 + 2 * N * 8], all[2 + N * 8];
+    MPI_Datatype shifted, spaced, ints = MPI_INT;
+    int two = 2;
+    MPI_Aint at = 8;
+    MPI_Type_create_struct(1, &two, &at, &ints, &shifted);   /* 2 ints at byte 8 */
+    MPI_Type_commit(&shifted);
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);   /* every other int */
+    MPI_Type_commit(&spaced);
+    for (int it = 0; it < 24; it++) {
+        int shape = it / 6, root = (it / 3) % p, bad = 0;
+        for (size_t i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
+            buf[i] = SENT;
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+            all[i] = SENT;
+        int *data = buf + 2;   /* where the shifted type's data start */
+        if (shape == 0) {      /* bcast of N ints as N/2 shifted pairs */
+            if (r == root)
+                for (int i = 0; i < N; i++)
+                    data[i] = shape_value(root, i, it);
+            MPI_Bcast(buf, N / 2, shifted, root, MPI_COMM_WORLD);
+            for (int i = 0; i < N; i++)
+                bad += data[i] != shape_value(root, i, it);
+            bad += buf[0] != SENT || buf[1] != SENT || data[N] != SENT;
+        } else if (shape == 1) {   /* bcast: the root's ints dense, the others' spaced */
+            for (int i = 0; i < N; i++)
+                if (r == root)
+                    buf[i] = shape_value(root, i, it);
+            if (r == root)
+                MPI_Bcast(buf, N, MPI_INT, root, MPI_COMM_WORLD);
+            else
+                MPI_Bcast(buf, N, spaced, root, MPI_COMM_WORLD);
+            for (int i = 0; i < N; i++)
+                bad += buf[r == root ? i : 2 * i] != shape_value(root, i, it);
+            for (int i = 0; r != root && i < N; i++)
+                bad += buf[2 * i + 1] != SENT;   /* the gaps untouched */
+        } else if (shape == 2) {   /* allgather in place */
+            for (int i = 0; i < N; i++)
+                all[r * N + i] = shape_value(r, i, it);
+            MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, N, MPI_INT, MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < N; i++)
+                    bad += all[q * N + i] != shape_value(q, i, it);
+            bad += all[p * N] != SENT;
+        } else {                   /* allgather of shifted pairs into shifted pairs */
+            for (int i = 0; i < N; i++)
+                data[i] = shape_value(r, i, it);
+            MPI_Allgather(buf, N / 2, shifted, all, N / 2, shifted, MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < N; i++)
+                    bad += all[2 + q * N + i] != shape_value(q, i, it);
+            bad += all[0] != SENT || all[1] != SENT || all[2 + p * N] != SENT;
+        }
+        t_cases++;
+        if (bad)
+            t_fail("repeated shape %d, round %d (root %d): %d elements wrong", shape, it, root, bad);
+    }
+    MPI_Type_free(&shifted);
+    MPI_Type_free(&spaced);
+    t_agree("repeats of contiguous shapes (true lower bound, in place, mixed types)");
+}
+END_TEST
+
 /* A program's op for test_repeat_exact: an integer sum. */
 static void int_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
@@ -1389,6 +1470,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "repeat")) {
         tcase_add_test(tc, test_repeat);
         tcase_add_test(tc, test_repeat_exact);
+        tcase_add_test(tc, test_repeat_shapes);
         tcase_add_test(tc, test_rotate);
         tcase_add_test(tc, test_rotate_v);
     }
