@@ -95,6 +95,8 @@ struct dpc_sched {
     dpc_scratch_pool_t *pool;   /* held by this schedule, or NULL */
     size_t pool_off[DPC_SCRATCH_CHUNKS];   /* bytes taken from each chunk */
     size_t pool_used, scratch_total;
+    bool rerunnable;         /* every step one dpc_sched_rerun runs (set at the build's start) */
+    uint32_t rerun_kind[3];  /* ... and its sends, receives and local steps (a bit each) */
     bool scratch_given;      /* its own pieces went to the pool: its steps
                               * point into memory that is no longer its */
     uint64_t start_ns;
@@ -893,13 +895,16 @@ static void add_acks(dpc_sched_t *s)
     free(deps);
 }
 
+static dpc_status_t launch(dpc_sched_t *s);
+static bool rerunnable(dpc_sched_t *s);
+
 dpc_status_t dpc_sched_start(dpc_sched_t *s)
 {
     if (s->state == S_REARMED) {
         for (int i = 0; i < s->nsteps; i++)
             if (s->steps[i].npending == 0)
                 push_ready(s, i);
-        goto launch;
+        return launch(s);
     }
     if (s->state != S_BUILDING)
         return DPC_ERR_STATE;
@@ -939,7 +944,13 @@ dpc_status_t dpc_sched_start(dpc_sched_t *s)
         if (s->steps[i].npending == 0)
             push_ready(s, i);
     }
-launch:
+    s->rerunnable = rerunnable(s);
+    return launch(s);
+}
+
+/* The start's own part, from a ready queue holding the steps that can run. */
+static dpc_status_t launch(dpc_sched_t *s)
+{
     s->state = S_RUNNING;
     s->clock_read = false;   /* read at the first timeout check (most never get there) */
     s->ntests = 0;
@@ -1268,6 +1279,155 @@ dpc_status_t dpc_sched_replay_tags(dpc_sched_t *s, uint64_t tag_base, void *user
     rearm(s);
     s->prm.tag_base = tag_base;
     s->prm.user_ctx = user_ctx;
+    return DPC_OK;
+}
+
+/* Whether dpc_sched_rerun can run s's steps: few, each a message that
+ * goes a way send_now or recv_now can finish (the transport's now_way), a
+ * copy, a reduction or a join (no one-sided or device step: those have
+ * state of their own beyond the steps). */
+static bool rerunnable(dpc_sched_t *s)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    if (s->nsteps > DPC_RERUN_MAX_STEPS || !tp->ops->now_way)
+        return false;
+    memset(s->rerun_kind, 0, sizeof(s->rerun_kind));
+    for (int i = 0; i < s->nsteps; i++) {
+        const step_t *st = &s->steps[i];
+        int k = st->kind;
+        if (k != STEP_SEND && k != STEP_RECV && k != STEP_COPY && k != STEP_REDUCE &&
+            k != STEP_NOP)
+            return false;
+        /* (a message only isend or irecv can carry: the engine's) */
+        if ((k == STEP_SEND || k == STEP_RECV) &&
+            !tp->ops->now_way(tp, st->peer, st->count, s->prm.mem, k == STEP_SEND))
+            return false;
+        s->rerun_kind[k == STEP_SEND ? 0 : k == STEP_RECV ? 1 : 2] |= UINT32_C(1) << i;
+    }
+    return true;
+}
+
+/* A pass that found nothing to do waits a moment before the next: the
+ * line a receive polls is the one its sender is about to write, and a
+ * loop of loads on it takes it from the sender's core over and over. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* dpc_sched_rerun progresses the transport every this many passes that
+ * did nothing (a message UCX carries reaches recv_now only through
+ * progress; a mailbox record is seen without it). */
+#define RERUN_PROGRESS_EVERY 16
+
+/* The engine's state for what a rerun left: the steps in done (a bit
+ * each) finished, the others waiting for pend[i] dependencies, those with
+ * none ready. Then as dpc_sched_start goes on. */
+static dpc_status_t rerun_hand_over(dpc_sched_t *s, uint64_t tag_base, void *user_ctx,
+                                    uint32_t done, const int32_t *pend, dpc_status_t err,
+                                    int err_step)
+{
+    rearm(s);
+    s->prm.tag_base = tag_base;
+    s->prm.user_ctx = user_ctx;
+    for (int i = 0; i < s->nsteps; i++) {
+        step_t *st = &s->steps[i];
+        if (done >> i & 1) {
+            st->state = ST_DONE;
+            s->ndone++;
+        } else {
+            st->npending = pend[i];
+        }
+    }
+    if (err != DPC_OK) {
+        s->state = S_RUNNING;
+        set_error(s, err, err_step);
+        return fail(s);
+    }
+    for (int i = 0; i < s->nsteps; i++)
+        if (!(done >> i & 1) && pend[i] == 0)
+            push_ready(s, i);
+    dpc_status_t st = launch(s);
+    return st == DPC_OK && s->state == S_RUNNING ? DPC_INPROGRESS : st;
+}
+
+dpc_status_t dpc_sched_rerun(dpc_sched_t *s, uint64_t tag_base, void *user_ctx,
+                             unsigned max_idle, bool *ran)
+{
+    dpc_transport_t *tp = s->prm.tp;
+    *ran = false;
+    /* (the parameters as the last run had them: a replay may change them) */
+    if (!s->rerunnable || !replayable_state(s) || !tag_base_ok(tag_base) ||
+        s->prm.mem != DPC_MEM_HOST || !tp->ops->send_now || !tp->ops->recv_now ||
+        s->prm.defer_local || s->prm.local_slice_bytes)
+        return DPC_ERR_STATE;
+    *ran = true;
+    int n = s->nsteps;
+    int32_t pend[DPC_RERUN_MAX_STEPS];
+    uint32_t all = n == 32 ? UINT32_MAX : (UINT32_C(1) << n) - 1, left = all;
+    for (int i = 0; i < n; i++)
+        pend[i] = s->steps[i].ndeps;
+    s->prm.user_ctx = user_ctx;   /* (a program's reduction reads it) */
+    for (unsigned idle = 0; left && idle < max_idle;) {
+        uint32_t before = left;
+        /* the ready sends first, then receives, then local work, as the
+         * engine issues them (a peer waits for our sends, not for our
+         * copies); after a local step, its successors' sends first again.
+         * A receive whose message is not here yet is passed over for now,
+         * and what waits on it with it. */
+    pass:
+        for (int phase = 0; phase < 3; phase++)
+            for (uint32_t m = left & s->rerun_kind[phase]; m; m &= m - 1) {
+                int i = __builtin_ctz(m);
+                if (pend[i])
+                    continue;
+                step_t *st = &s->steps[i];
+                uint64_t tag = tag_base | st->tag;
+                dpc_status_t rc;
+                switch (st->kind) {
+                case STEP_SEND:
+                    rc = tp->ops->send_now(tp, st->peer, tag, st->a, st->count, DPC_MEM_HOST);
+                    break;
+                case STEP_RECV:
+                    rc = tp->ops->recv_now(tp, st->peer, tag, st->dst, st->count, DPC_MEM_HOST);
+                    break;
+                case STEP_NOP:
+                    rc = DPC_OK;
+                    break;
+                default:
+                    st->done = 0;
+                    rc = run_local(s, st);   /* (whole: no slicing in a rerunnable one) */
+                    break;
+                }
+                /* (a send the transport cannot take now, its ring to the
+                 * peer full: isend's, at once) */
+                if (rc == DPC_INPROGRESS && st->kind == STEP_SEND)
+                    return rerun_hand_over(s, tag_base, user_ctx, all & ~left, pend, DPC_OK, -1);
+                if (rc == DPC_INPROGRESS)
+                    continue;
+                if (rc != DPC_OK)
+                    return rerun_hand_over(s, tag_base, user_ctx, all & ~left, pend, rc, i);
+                left &= ~(UINT32_C(1) << i);
+                const int32_t *succ = s->succ + st->succ_begin;
+                for (int k = 0; k < st->nsucc; k++)
+                    pend[succ[k]]--;
+                if (phase == 2 && st->nsucc)
+                    goto pass;
+            }
+        if (left == before) {
+            if (++idle % RERUN_PROGRESS_EVERY == 0)
+                tp->ops->progress(tp);
+            cpu_relax();
+        }
+    }
+    if (left)
+        return rerun_hand_over(s, tag_base, user_ctx, all & ~left, pend, DPC_OK, -1);
+    /* done, and replayable as before (S_DONE, nothing in flight) */
+    s->prm.tag_base = tag_base;
     return DPC_OK;
 }
 

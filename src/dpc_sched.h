@@ -145,6 +145,23 @@ dpc_status_t dpc_sched_replay(dpc_sched_t *s, const dpc_sched_params_t *params);
  * exactly: the rest are the same, and copying them costs as much as the
  * replay itself). */
 dpc_status_t dpc_sched_replay_tags(dpc_sched_t *s, uint64_t tag_base, void *user_ctx);
+/* dpc_sched_replay_tags and dpc_sched_start in one, for a small blocking
+ * call in the thread that waits for it, without the engine's queues and
+ * completion callbacks: a finished schedule (as for dpc_sched_replay) of
+ * at most DPC_RERUN_MAX_STEPS steps, each a send or receive that goes a
+ * way send_now or recv_now can finish (the transport's now_way), a host
+ * copy, a reduction or a join, runs its steps within the call, each once
+ * its dependencies are done, its messages only by send_now and recv_now.
+ * When max_idle passes over the steps left have done none of them (a
+ * message not here yet), or at once when the transport cannot take a send
+ * now, what is left goes to the engine: the
+ * schedule is then running as after dpc_sched_start. *ran false (and
+ * DPC_ERR_STATE): not such a schedule, nothing done. Otherwise DPC_OK when
+ * it is done (and replayable again), DPC_INPROGRESS when it runs on (test
+ * or wait for it as usual), or the error it failed with. */
+#define DPC_RERUN_MAX_STEPS 32
+dpc_status_t dpc_sched_rerun(dpc_sched_t *s, uint64_t tag_base, void *user_ctx,
+                             unsigned max_idle, bool *ran);
 /* A replayed schedule (after dpc_sched_replay, before start) moved onto
  * other buffers of the same sizes: every step address within
  * [old_base, old_base + bytes) of a range is moved by new_base - old_base

@@ -85,6 +85,11 @@ typedef struct dpc_transport_ops {
                              size_t len, dpc_memtype_t mem);
     dpc_status_t (*recv_now)(dpc_transport_t *tp, int peer, uint64_t tag, void *buf, size_t len,
                              dpc_memtype_t mem);
+    /* Optional: whether a message of len bytes to (send) or from peer goes
+     * a way that send_now, or recv_now, can finish at all (the mailboxes),
+     * rather than one only isend or irecv can: the same answer for the
+     * same arguments as long as the transport lives. NULL: never. */
+    bool (*now_way)(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem, bool send);
 } dpc_transport_ops_t;
 
 /* Bytes of a region descriptor as expose() writes it and peers receive it. */

@@ -316,6 +316,117 @@ START_TEST(test_replay)
 }
 END_TEST
 
+/* An exchange and a sum at 2 ranks (rank r sends x[r] and adds what comes
+ * to y[r] into out[r], then copies that to out2[r]): a small blocking
+ * allreduce's shape. */
+static void build_exchange(dpc_sched_t **s, int32_t (*x)[4], int32_t (*y)[4], int32_t (*tmp)[4],
+                           int32_t (*out)[4], int32_t (*out2)[4])
+{
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_send(s[r], 1 - r, 5 + r, x[r], sizeof(x[r]), DPC_NO_DEPS);
+        dpc_step_id_t rv = dpc_sched_recv(s[r], 1 - r, 6 - r, tmp[r], sizeof(tmp[r]), DPC_NO_DEPS);
+        dpc_step_id_t sum = dpc_sched_reduce(s[r], out[r], tmp[r], y[r], 4, DPC_INT32, DPC_OP_SUM,
+                                             DPC_AFTER(rv));
+        dpc_sched_copy(s[r], out2[r], out[r], sizeof(out[r]), DPC_AFTER(sum));
+    }
+}
+
+/* A finished schedule run again within the call (dpc_sched_rerun): with
+ * its peer's message there, it ends in the call, its sends taken by
+ * send_now; with the message not there yet, it hands what is left to the
+ * engine after max_idle passes, and the engine finishes it; either way the
+ * results are right and it is replayable again. Refused, with nothing
+ * done, while running, on a transport without send_now, with a one-sided
+ * step, with a message send_now cannot take, or with a bad tag base; a
+ * send that fails fails it, as a start would, and says which step. */
+START_TEST(test_rerun)
+{
+    dpc_sim_opts_t o = {.eager_max = 64};
+    dpc_sim_t *sim = dpc_sim_create(2, &o);
+    dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+    static int32_t x[2][4], y[2][4], tmp[2][4], out[2][4], out2[2][4];
+    build_exchange(s, x, y, tmp, out, out2);
+    bool ran;
+    for (int run = 0; run < 5; run++) {
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < 4; i++) {
+                x[r][i] = run * 100 + r * 10 + i;
+                y[r][i] = 1000 * (run + 1) + r;
+                out[r][i] = out2[r][i] = -1;
+            }
+        dpc_status_t st[2] = {DPC_INPROGRESS, DPC_INPROGRESS};
+        uint64_t tb = (uint64_t)(run + 1) << 40;
+        if (run == 0) {     /* the first run builds; still running: no rerun */
+            ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+            ck_assert_int_eq(dpc_sched_rerun(s[0], tb, NULL, 4, &ran), DPC_ERR_STATE);
+            ck_assert(!ran);
+            ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+            drive(sim, s, st, 2);
+        } else {
+            /* the first to come waits for the other's message: handed over;
+             * the second finds it there (each rank first by turns) */
+            int first = run % 2, second = 1 - first;
+            ck_assert_int_eq(dpc_sched_rerun(s[first], tb | 1, NULL, 4, &ran), DPC_ERR_STATE);
+            ck_assert(!ran);
+            st[first] = dpc_sched_rerun(s[first], tb, NULL, 4, &ran);
+            ck_assert(ran);
+            ck_assert_int_eq(st[first], DPC_INPROGRESS);
+            ck_assert(!dpc_sched_idle(s[first]));
+            dpc_sim_deliver(sim);
+            st[second] = dpc_sched_rerun(s[second], tb, NULL, 4, &ran);
+            ck_assert(ran);
+            ck_assert_int_eq(st[second], DPC_OK);      /* ended in the call */
+            ck_assert(dpc_sched_idle(s[second]));
+            drive(sim, s, st, 2);                      /* the other one, by the engine */
+        }
+        ck_assert_int_eq(st[0], DPC_OK);
+        ck_assert_int_eq(st[1], DPC_OK);
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < 4; i++) {
+                ck_assert_int_eq(out[r][i], x[1 - r][i] + y[r][i]);
+                ck_assert_int_eq(out2[r][i], out[r][i]);
+            }
+    }
+    /* a failed send fails the rerun at that step; the schedule is left
+     * failed with nothing in flight */
+    dpc_sim_fail_send(sim, 0, (int)dpc_sim_msgs_sent(sim, 0) + 1);
+    ck_assert_int_eq(dpc_sched_rerun(s[0], 9ull << 40, NULL, 4, &ran), DPC_ERR_TRANSPORT);
+    ck_assert(ran);
+    ck_assert(dpc_sched_idle(s[0]));
+    char why[256];
+    dpc_sched_describe(s[0], why, sizeof(why));
+    ck_assert_msg(strstr(why, "in step 0 (send to rank 1)"), "%s", why);
+    ck_assert_int_eq(dpc_sched_rerun(s[0], 10ull << 40, NULL, 4, &ran), DPC_ERR_STATE);
+    ck_assert(!ran);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+    /* without send_now, with a one-sided step, and with a send too large
+     * for send_now (sim's eager_max 8 bytes): never, nothing done */
+    for (int k = 0; k < 3; k++) {
+        dpc_sim_opts_t o2 = {.eager_max = k == 1 ? 64 : k == 2 ? 8 : 0};
+        sim = dpc_sim_create(2, &o2);
+        dpc_sched_t *q[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
+        if (k == 1) {
+            static char region[64], desc[DPC_REGION_DESC_MAX];
+            dpc_step_id_t e = dpc_sched_expose(q[0], region, sizeof(region), desc, DPC_NO_DEPS);
+            dpc_sched_send(q[0], 1, 7, desc, sizeof(desc), DPC_AFTER(e));
+            static char got[DPC_REGION_DESC_MAX];
+            dpc_sched_recv(q[1], 0, 7, got, sizeof(got), DPC_NO_DEPS);
+        } else {
+            build_exchange(q, x, y, tmp, out, out2);
+        }
+        run_both_ok(sim, q);
+        ck_assert_int_eq(dpc_sched_rerun(q[0], 2ull << 40, NULL, 4, &ran), DPC_ERR_STATE);
+        ck_assert(!ran);
+        ck_assert(dpc_sched_idle(q[0]));
+        dpc_sched_destroy(q[0]);
+        dpc_sched_destroy(q[1]);
+        dpc_sim_destroy(sim);
+    }
+}
+END_TEST
+
 /* A replayed schedule moved onto other buffers (dpc_sched_rebase): its
  * send reads from the new input, its reduce writes the new output from the
  * new operand, scratch stays where it was, the old buffers are left alone;
@@ -924,6 +1035,7 @@ int main(void)
     tcase_add_test(tc, test_one_sided_after_owner_left);
     tcase_add_test(tc, test_defer_local_expose);
     tcase_add_test(tc, test_replay);
+    tcase_add_test(tc, test_rerun);
     tcase_add_test(tc, test_rebase);
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);

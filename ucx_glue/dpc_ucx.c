@@ -686,6 +686,13 @@ static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, co
     return DPC_OK;
 }
 
+static bool grp_now_way(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem, bool send)
+{
+    /* (a large message's description is read by recv_now; its send is
+     * grp_isend's, which waits for the reader's word) */
+    return mailbox_proc(tp, peer, len, mem, !send) >= 0;
+}
+
 /* A message already here: kept aside earlier, or first in the peer's ring
  * (a record there for another receive is left to mailbox_drain, which
  * knows the receives posted). A large one's description is read at once
@@ -990,13 +997,13 @@ static bool grp_settled(dpc_transport_t *tp, const dpc_xfer_t *x)
 static const dpc_transport_ops_t grp_ops = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
     .now_ns = grp_now, .idle_wait = grp_idle_wait, .settled = grp_settled,
-    .send_now = grp_send_now, .recv_now = grp_recv_now,
+    .send_now = grp_send_now, .recv_now = grp_recv_now, .now_way = grp_now_way,
 };
 /* the same, with one-sided reads: for groups when cross-memory attach works */
 static const dpc_transport_ops_t grp_ops_cma = {
     .isend = grp_isend, .irecv = grp_irecv, .progress = grp_progress, .cancel = grp_cancel,
     .now_ns = grp_now, .idle_wait = grp_idle_wait, .settled = grp_settled,
-    .send_now = grp_send_now, .recv_now = grp_recv_now,
+    .send_now = grp_send_now, .recv_now = grp_recv_now, .now_way = grp_now_way,
     .expose = grp_expose, .unexpose = grp_unexpose, .import = grp_import,
     .unimport = grp_unimport, .iget = grp_iget, .iput = grp_iput,
 };

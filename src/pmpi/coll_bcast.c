@@ -56,10 +56,9 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     size_t n = (size_t)ti.size * (size_t)count;
     if (mode == DPC_BLOCKING && ti.contig && n <= DPC_REPLAY_MAX_BYTES) {
         /* (the arguments bcast_prepare makes of contiguous data) */
-        dpc_job_t x = {.call = call, .bytes = n,
-                       .a = {.coll = DPC_BCAST, .count = n, .dtype = DPC_BYTE, .root = root,
-                             .rbuf = (char *)buffer + ti.true_lb}};
-        if ((err = dpc_run_repeat(comm, c, &x)) != DPC_RUN_MISS)
+        dpc_coll_args_t a = {.coll = DPC_BCAST, .count = n, .dtype = DPC_BYTE, .root = root,
+                             .rbuf = (char *)buffer + ti.true_lb};
+        if ((err = dpc_run_repeat(comm, c, call, &a, n)) != DPC_RUN_MISS)
             return err;
     }
     dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);

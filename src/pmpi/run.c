@@ -570,17 +570,42 @@ static bool same_call(const dpc_coll_args_t *was, const dpc_coll_args_t *a)
     return was->sbuf == a->sbuf && was->rbuf == a->rbuf && same_shape(was, a);
 }
 
-/* A blocking call that repeats the communicator's last replayed one in
- * every argument, its buffers too, and with the algorithm forced then (a
- * loop of one small call): its schedule, back in the slot it came from,
- * runs again with the parameters it ran with but for its tags and this
- * job's context, and dpc_op_complete gives it back to that slot without
- * copying its arguments or working out its key again. The general replay
- * priced these parameters, looked through the slots, checked how the
- * buffers moved and kept the arguments anew: a quarter of an 8-byte
- * bcast's instructions at 2 ranks (callgrind), which MPICH's own took 20%
- * fewer of in all. False (nothing done) when the call is not such a
- * repeat. */
+/* Slot i holds the schedule of a blocking call the same as a in every
+ * argument, its buffers too, kept with the algorithm forced now. */
+static bool same_repeat(const dpc_comm_t *c, int i, const dpc_coll_args_t *a,
+                        const dpc_algo_t *forced)
+{
+    return c->replay[i].s && !c->replay[i].nb && c->replay[i].forced == forced &&
+           same_call(&c->replay[i].a, a);
+}
+
+/* The slot of the schedule a blocking call a repeats exactly (same_repeat),
+ * or -1: the last one replayed first (a loop of one call), then any with
+ * its key (calls that take turns: a training step's allreduce and bcast, a
+ * benchmark's synchronizing allreduce and its call). Under the lock when
+ * locking. */
+static int repeat_slot(dpc_comm_t *c, const dpc_coll_args_t *a)
+{
+    const dpc_algo_t *forced = forced_for(a->coll);
+    if (same_repeat(c, c->replay_last, a, forced))
+        return c->replay_last;
+    uint64_t key = replay_key(a, false);
+    for (int i = 0; i < DPC_REPLAY_SLOTS; i++)
+        if (c->replay_key[i] == key && same_repeat(c, i, a, forced))
+            return c->replay_last = i;
+    return -1;
+}
+
+/* A blocking call that repeats a kept one in every argument, its buffers
+ * too, and with the algorithm forced then (repeat_slot): its schedule,
+ * from the slot it is kept in, runs again with the parameters it ran with
+ * but for its tags and this job's context, and dpc_op_complete gives it
+ * back to that slot without copying its arguments or working out its key
+ * again. The general replay priced these parameters, looked through the
+ * slots, checked how the buffers moved and kept the arguments anew: a
+ * quarter of an 8-byte bcast's instructions at 2 ranks (callgrind), which
+ * MPICH's own took 20% fewer of in all. False (nothing done) when the call
+ * is not such a repeat. */
 static bool repeat_start(dpc_req_t *op)
 {
     dpc_job_t *j = op->job;
@@ -593,11 +618,9 @@ static bool repeat_start(dpc_req_t *op)
      * may end in the progress thread meanwhile and keep its schedule) */
     bool lk = dpc_need_lock();
     dpc_lock(lk);
-    int i = c->replay_last;
-    dpc_sched_t *s = c->replay[i].s;
-    if (!s || c->replay[i].nb || c->replay[i].forced != forced_for(a->coll) ||
-        !same_call(&c->replay[i].a, a) ||
-        dpc_sched_replay_tags(s, tag_base(c, c->seq), &j->user) != DPC_OK) {
+    int i = repeat_slot(c, a);
+    dpc_sched_t *s = i >= 0 ? c->replay[i].s : NULL;
+    if (!s || dpc_sched_replay_tags(s, tag_base(c, c->seq), &j->user) != DPC_OK) {
         dpc_unlock(lk);
         return false;
     }
@@ -830,6 +853,21 @@ static void keep_vectors(dpc_coll_args_t *a, size_t **vec)
         }
 }
 
+/* A call of ours in DPCOLL_STATS: coll on bytes, on al (NULL: device to
+ * device, went), with the result rc. Under the lock when locking. */
+static void count_ours(dpc_coll_t coll, unsigned long long bytes, const dpc_algo_t *al, bool went,
+                       int rc)
+{
+    dpc_coll_stats_t *cs = &dpc_g.stats[coll];
+    cs->ours++;
+    cs->bytes += bytes;
+    int ai = al ? algo_index(al) : -1;
+    if (ai >= 0)
+        cs->by_algo[ai]++;
+    cs->ipc += went;
+    cs->errors += rc != MPI_SUCCESS;
+}
+
 int dpc_op_complete(dpc_req_t *op)
 {
     dpc_job_t *j = op->job;
@@ -907,16 +945,8 @@ int dpc_op_complete(dpc_req_t *op)
             dpc_sched_destroy(op->s);
         op->s = NULL;
     }
-    if (!dpc_tl_quiet || op->mode != DPC_BLOCKING) {
-        dpc_coll_stats_t *cs = &dpc_g.stats[j->a.coll];
-        cs->ours++;
-        cs->bytes += j->bytes;
-        int ai = op->al && !went ? algo_index(op->al) : -1;
-        if (ai >= 0)
-            cs->by_algo[ai]++;
-        cs->ipc += went;
-        cs->errors += rc != MPI_SUCCESS;
-    }
+    if (!dpc_tl_quiet || op->mode != DPC_BLOCKING)
+        count_ours(j->a.coll, j->bytes, went ? NULL : op->al, went, rc);
     op->completed = true;
     op->err = rc;
     if (op->held && op->mode != DPC_PERSISTENT) {
@@ -971,23 +1001,80 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
     return rc;
 }
 
-int dpc_run_repeat(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j)
+/* Passes over a rerun's steps without one done before the engine takes
+ * them on (dpc_sched_rerun): about as long as op_wait spins before it
+ * reads the clock, or, with more ranks than cores, as long as it spins
+ * before it yields. */
+#define RERUN_IDLE_PASSES 256
+#define RERUN_IDLE_PASSES_SHARED 4
+
+/* dpc_run_repeat's way where nothing else needs the engine (no other
+ * thread, no nonblocking call running, so no lock): the kept schedule in
+ * slot i runs in this call by dpc_sched_rerun, without a job or an op,
+ * unless it has to wait, when an op takes it on as repeat_start's would.
+ * False: not a schedule it can run so, nothing done. */
+static bool rerun(MPI_Comm comm, dpc_comm_t *c, const char *call, const dpc_coll_args_t *a,
+                  unsigned long long bytes, int i, int *rc)
+{
+    dpc_sched_t *s = c->replay[i].s;
+    bool ran;
+    dpc_status_t st = dpc_sched_rerun(s, tag_base(c, c->seq), NULL,
+                                      dpc_g.oversubscribed ? RERUN_IDLE_PASSES_SHARED
+                                                           : RERUN_IDLE_PASSES, &ran);
+    if (!ran)
+        return false;
+    c->seq++;
+    const dpc_algo_t *al = c->replay[i].al;
+    if (!dpc_tl_quiet)
+        last_algo = al;
+    if (st == DPC_OK) {
+        c->replay[i].used = ++c->replay_clock;
+        if (!dpc_tl_quiet)
+            count_ours(a->coll, bytes, al, false, MPI_SUCCESS);
+        *rc = MPI_SUCCESS;
+        return true;
+    }
+    /* it waits (or failed): an op takes it from its slot, and gives it
+     * back there at its end */
+    dpc_job_t j = {.a = *a, .call = call, .bytes = bytes};
+    dpc_req_t op = {.job = &j, .c = c, .comm = comm, .mode = DPC_BLOCKING, .s = s, .al = al,
+                    .forced = c->replay[i].forced, .replayed = true, .repeat = true,
+                    .replay_slot = i, .replay_key = c->replay_key[i]};
+    c->replay[i].s = NULL;
+    c->replay_key[i] = 0;
+    mark_started(&op, st == DPC_INPROGRESS ? DPC_OK : st);
+    if (op.running)
+        dpc_op_wait(&op);
+    *rc = dpc_op_complete(&op);
+    return true;
+}
+
+int dpc_run_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_args_t *a,
+                   unsigned long long bytes)
 {
     /* (a call on the host copies of device buffers hands them to its job
      * in dpc_run: stage.h) */
-    if (dpc_cuda && dpc_stage_inner())
-        return DPC_RUN_MISS;
+    if ((dpc_cuda && dpc_stage_inner()) || dpc_g.cfg.explain || dpc_op_is_user(a->op))
+        return DPC_RUN_MISS;   /* (a program's op needs a job's context: dpc_run) */
     if (__builtin_expect(__atomic_load_n(&dpc_g.nb_orphans, __ATOMIC_RELAXED) > 0, 0))
         dpc_nbc_reap(false);
-    dpc_req_t op = {.job = j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
-    engine_fields(c, &j->a, false);
-    if (!repeat_start(&op))
+    engine_fields(c, a, false);
+    int rc, i = -1;
+    bool lk = dpc_need_lock();
+    if (!lk && (i = repeat_slot(c, a)) < 0)
         return DPC_RUN_MISS;
-    if (op.running)
-        dpc_op_wait(&op);
-    int rc = dpc_op_complete(&op);
+    if (lk || !rerun(comm, c, call, a, bytes, i, &rc)) {
+        /* (under the lock, or a schedule dpc_sched_rerun does not run) */
+        dpc_job_t j = {.a = *a, .call = call, .bytes = bytes};
+        dpc_req_t op = {.job = &j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
+        if (!repeat_start(&op))
+            return DPC_RUN_MISS;
+        if (op.running)
+            dpc_op_wait(&op);
+        rc = dpc_op_complete(&op);
+    }
     if (!dpc_tl_quiet)
-        __atomic_add_fetch(&dpc_g.stats[j->a.coll].short_way, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&dpc_g.stats[a->coll].short_way, 1, __ATOMIC_RELAXED);
     return rc;
 }
 

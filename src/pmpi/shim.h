@@ -347,17 +347,20 @@ static inline bool dpc_op_ended(const dpc_req_t *op)
  * job from then on (heap-allocated; freed with the request), also on
  * failure. Returns an MPI error code, already raised through the handler. */
 int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Request *req);
-/* A small blocking call that repeats the communicator's last one in every
- * argument, its buffers too, run again on the schedule kept from then
- * (run.c's repeat_start) without a job's staging: for contiguous host
- * buffers, where the job's prepare would only point the arguments into
- * them. j is a bare job (no prepare, finish or release) whose arguments
- * are what that prepare would have made. Returns the call's MPI error
- * code, or DPC_RUN_MISS having done nothing (not such a repeat: the
- * caller goes on with dpc_run). A loop of one 8-byte MPI_Bcast at 2 ranks
- * took ~1780 instructions a call through the job, MPICH's own ~1200. */
+/* A small blocking call that repeats a kept one in every argument, its
+ * buffers too, run again on the schedule kept from then (run.c's
+ * repeat_slot) without a job's staging: for contiguous host buffers,
+ * where the job's prepare would only point the arguments into them. a
+ * holds the arguments that prepare would have made (the rest zero).
+ * Where nothing else needs the engine the schedule runs within the call
+ * (dpc_sched_rerun), without a job or an op unless it has to wait.
+ * Returns the call's MPI error code, or DPC_RUN_MISS having done nothing
+ * (not such a repeat: the caller goes on with dpc_run). A loop of one
+ * 8-byte MPI_Bcast at 2 ranks took ~1780 instructions a call through the
+ * job, MPICH's own ~1200, and ~890 this way. */
 #define DPC_RUN_MISS (-1)
-int dpc_run_repeat(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j);
+int dpc_run_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_args_t *a,
+                   unsigned long long bytes);
 /* A job of the given size (zeroed): on the stack's stand-in for blocking
  * calls, on the heap otherwise. */
 #define DPC_JOB_ALLOC(type, mode, local) \

@@ -158,16 +158,20 @@ mpi 3 "$misc" errors || fail=1
 echo "== the same calls repeated on the same buffers (schedules replayed), 2 and 3 ranks"
 out=$(DPCOLL_STATS=1 mpi 2 "$misc" repeat 2>&1) || fail=1
 echo "$out" | grep -v '^libdpcoll stats'
-# (blocking calls on contiguous host data that repeat the last call run
-# past the job: run.c's dpc_run_repeat; the test repeats each bcast and
-# allgather shape several times in a row, 22 and 30 of them past the job)
+# (blocking bcasts, allgathers and allreduces on contiguous host data that
+# repeat a kept call run past the job: run.c's dpc_run_repeat; the test
+# repeats each shape several times in a row, and test_repeat interleaves
+# them)
 short_way_on_both() {   # short_way_on_both COLL MIN
     n=$(echo "$out" | sed -n "s/^libdpcoll stats: rank [01] $1: .* \([0-9]*\) repeats by the short way.*/\1/p")
     [ "$(echo "$n" | wc -w)" = 2 ] || return 1
     for k in $n; do [ "$k" -ge "$2" ] || return 1; done
 }
-short_ways() { short_way_on_both bcast 20 && short_way_on_both allgather 20; }
-check "... and the exact repeats of blocking bcasts and allgathers ran past the job (DPCOLL_STATS: at least 20 each, both ranks)" \
+short_ways() {
+    short_way_on_both bcast 20 && short_way_on_both allgather 20 &&
+        short_way_on_both allreduce 20
+}
+check "... and the exact repeats of blocking bcasts, allgathers and allreduces ran past the job (DPCOLL_STATS: at least 20 each, both ranks)" \
     short_ways
 mpi 3 "$misc" repeat || fail=1
 echo "== a bcast root running ahead of the others: memory stays flat, 2 ranks"

@@ -72,6 +72,7 @@ struct dpc_sim {
     dpc_user_reduce_fn_t user_reduce;
     void *user_ctx;
     bool defer_local;
+    size_t eager_max;
 };
 
 static void xl_push(xlist_t *l, struct dpc_xfer *x, int which)
@@ -305,6 +306,46 @@ static dpc_status_t sim_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, vo
     return deliver(sim, snd, buf, len);
 }
 
+/* An eager send's copy of its data, freed when the message is taken. */
+static void eager_done(void *arg, dpc_status_t status)
+{
+    (void)status;
+    free(arg);
+}
+
+/* A small send taken within the call (opts.eager_max): its data copied
+ * now, so the caller's buffer is free at once; the copy travels as an
+ * ordinary send, whose completion only frees it. To a dead peer:
+ * DPC_INPROGRESS (sim_isend's callback reports it); an injected send
+ * fault (dpc_sim_fail_send) is returned as sim_isend returns it. */
+static dpc_status_t sim_send_now(dpc_transport_t *tp, int peer, uint64_t tag, const void *buf,
+                                 size_t len, dpc_memtype_t mem)
+{
+    sim_rank_t *me = rank_of_tp(tp);
+    dpc_sim_t *sim = me->sim;
+    if (len > sim->eager_max || peer < 0 || peer >= sim->p || me->dead || sim->ranks[peer].dead)
+        return DPC_INPROGRESS;
+    void *copy = malloc(len ? len : 1);
+    if (!copy)
+        return DPC_INPROGRESS;
+    if (len)
+        memcpy(copy, buf, len);
+    dpc_xfer_t *x;
+    dpc_status_t rc = sim_isend(tp, peer, tag, copy, len, mem, eager_done, copy, &x);
+    if (rc != DPC_OK)
+        free(copy);
+    return rc;
+}
+
+/* With eager sends: a send of up to eager_max bytes can go by send_now,
+ * any receive by recv_now (once its message has arrived). */
+static bool sim_now_way(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem, bool send)
+{
+    dpc_sim_t *sim = rank_of_tp(tp)->sim;
+    (void)mem;
+    return peer >= 0 && peer < sim->p && (!send || len <= sim->eager_max);
+}
+
 static int sim_progress(dpc_transport_t *tp)
 {
     sim_rank_t *me = rank_of_tp(tp);
@@ -439,6 +480,14 @@ static const dpc_transport_ops_t sim_ops = {
     .expose = sim_expose, .unexpose = sim_unexpose, .import = sim_import,
     .unimport = sim_unimport, .iget = sim_iget, .iput = sim_iput, .recv_now = sim_recv_now,
 };
+/* the same with small sends taken within the call (opts.eager_max) */
+static const dpc_transport_ops_t sim_ops_eager = {
+    .isend = sim_isend, .irecv = sim_irecv, .progress = sim_progress,
+    .cancel = sim_cancel, .now_ns = sim_now, .idle_wait = sim_idle_wait,
+    .expose = sim_expose, .unexpose = sim_unexpose, .import = sim_import,
+    .unimport = sim_unimport, .iget = sim_iget, .iput = sim_iput, .recv_now = sim_recv_now,
+    .send_now = sim_send_now, .now_way = sim_now_way,
+};
 
 dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts)
 {
@@ -461,11 +510,13 @@ dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts)
         sim->user_reduce = opts->user_reduce;
         sim->user_ctx = opts->user_ctx;
         sim->defer_local = opts->defer_local;
+        sim->eager_max = opts->eager_max;
     }
     sim->reorder = opts && opts->reorder_seed;
     sim->rng = opts && opts->reorder_seed ? opts->reorder_seed : 1;
     for (int r = 0; r < p; r++) {
-        sim->ranks[r].tp = (dpc_transport_t){.ops = &sim_ops, .rank = r, .size = p};
+        sim->ranks[r].tp = (dpc_transport_t){.ops = sim->eager_max ? &sim_ops_eager : &sim_ops,
+                                             .rank = r, .size = p};
         sim->ranks[r].sim = sim;
     }
     return sim;
@@ -479,6 +530,8 @@ static void free_list(xlist_t *l)
     struct dpc_xfer *x = l->head, *n;
     for (; x; x = n) {
         n = x->next;
+        if (x->cb == eager_done)
+            free(x->arg);   /* (the copy of an eager send nobody progressed) */
         free(x);
     }
     l->head = l->tail = NULL;

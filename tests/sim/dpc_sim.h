@@ -29,6 +29,11 @@ typedef struct dpc_sim_opts {
      * transfers each test issues, as when the program's MPI_Wait drives:
      * a transfer missing its dependency on a local step shows */
     bool defer_local;
+    /* sends of up to this many bytes can be taken within the call
+     * (send_now), their data copied at once as a mailbox does (the
+     * schedule engine's way for small messages on one node); 0: no
+     * send_now, every message a rendezvous */
+    size_t eager_max;
 } dpc_sim_opts_t;
 
 dpc_sim_t *dpc_sim_create(int p, const dpc_sim_opts_t *opts);
