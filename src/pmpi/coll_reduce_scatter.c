@@ -148,6 +148,18 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     dpc_comm_t *c;
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
+    unsigned long long bytes = (unsigned long long)total * (unsigned long long)ti.size;
+    if (mode == DPC_BLOCKING && !recvcounts && ti.contig && !avg && !rs_pipe &&
+        !dpc_op_is_user(dop) && bytes <= DPC_REPLAY_MAX_BYTES) {
+        /* (the arguments reduce_prepare makes of contiguous data) */
+        dpc_coll_args_t a = {.coll = coll, .in_place = in_place,
+                             .count = (size_t)recvcount * (size_t)ti.nbasic, .dtype = ti.basic,
+                             .op = dop,
+                             .sbuf = (const char *)(in_place ? recvbuf : sendbuf) + ti.true_lb,
+                             .rbuf = (char *)recvbuf + ti.true_lb};
+        if ((err = dpc_run_repeat(comm, c, call, &a, bytes)) != DPC_RUN_MISS)
+            return err;
+    }
     dpc_reduce_job_t local, *j = DPC_JOB_ALLOC(dpc_reduce_job_t, mode, local);
     if (j)
         dpc_reduce_job_setup(j);
@@ -159,7 +171,7 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
         j->counts[i] = (size_t)(recvcounts ? recvcounts[i] : recvcount) * (size_t)ti.nbasic;
     j->base.call = call;
     j->base.user = user;
-    j->base.bytes = (unsigned long long)total * (unsigned long long)ti.size;
+    j->base.bytes = bytes;
     j->base.a = (dpc_coll_args_t){.coll = coll, .in_place = in_place, .count = j->counts[0],
                                   .counts = recvcounts ? j->counts : NULL, .dtype = ti.basic,
                                   .op = dop, .size = size, .rank = rank};

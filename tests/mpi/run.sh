@@ -158,8 +158,8 @@ mpi 3 "$misc" errors || fail=1
 echo "== the same calls repeated on the same buffers (schedules replayed), 2 and 3 ranks"
 out=$(DPCOLL_STATS=1 mpi 2 "$misc" repeat 2>&1) || fail=1
 echo "$out" | grep -v '^libdpcoll stats'
-# (blocking bcasts, allgathers and allreduces on contiguous host data that
-# repeat a kept call run past the job: run.c's dpc_run_repeat; the test
+# (blocking calls of the five block collectives on contiguous host data
+# that repeat a kept call run past the job: run.c's dpc_run_repeat; the test
 # repeats each shape several times in a row, and test_repeat interleaves
 # them)
 short_way_on_both() {   # short_way_on_both COLL MIN
@@ -168,10 +168,11 @@ short_way_on_both() {   # short_way_on_both COLL MIN
     for k in $n; do [ "$k" -ge "$2" ] || return 1; done
 }
 short_ways() {
-    short_way_on_both bcast 20 && short_way_on_both allgather 20 &&
-        short_way_on_both allreduce 20
+    for coll in bcast allgather allreduce alltoall reduce_scatter_block; do
+        short_way_on_both $coll 10 || return 1
+    done
 }
-check "... and the exact repeats of blocking bcasts, allgathers and allreduces ran past the job (DPCOLL_STATS: at least 20 each, both ranks)" \
+check "... and the exact repeats of blocking bcasts, allgathers, allreduces, all-to-alls and reduce-scatters ran past the job (DPCOLL_STATS: at least 10 each, both ranks)" \
     short_ways
 mpi 3 "$misc" repeat || fail=1
 echo "== a bcast root running ahead of the others: memory stays flat, 2 ranks"

@@ -617,18 +617,18 @@ static int shape_value(int r, int i, int it)
     return (i * 7 + it * 13 + r * 101) % 1000 - 500;
 }
 
-/* Blocking bcasts, allgathers and allreduces on contiguous host data that
- * repeat a kept call take a short way past the job (run.c's
- * dpc_run_repeat, which runs the kept schedule within the call, or hands
- * it to the engine when a peer is late: one round in three here), with
- * the arguments the job's staging would have made worked out in the
- * wrapper: here a contiguous type whose data start 8 bytes past the
- * buffer's address (true lower bound 8; the 8 bytes before must stay
- * untouched), an allgather and an allreduce in place, and ranks whose
- * datatypes differ (a bcast's root contiguous, so taking the short way,
- * the others every other int, through staging: the same bytes travel).
- * Each shape six times in a row with new data; every result against its
- * closed form. */
+/* Blocking bcasts, allgathers, allreduces, all-to-alls and reduce-scatters
+ * on contiguous host data that repeat a kept call take a short way past
+ * the job (run.c's dpc_run_repeat, which runs the kept schedule within
+ * the call, or hands it to the engine when a peer is late: one round in
+ * three here), with the arguments the job's staging would have made
+ * worked out in the wrapper: here a contiguous type whose data start 8
+ * bytes past the buffer's address (true lower bound 8; the 8 bytes before
+ * must stay untouched), an allgather, an allreduce and a reduce-scatter in
+ * place, and ranks whose datatypes differ (a bcast's root contiguous, so
+ * taking the short way, the others every other int, through staging: the
+ * same bytes travel). Each shape six times in a row with new data; every
+ * result against its closed form. */
 START_TEST(test_repeat_shapes)
 {
     enum { N = 24, SENT = -7777 };
@@ -641,7 +641,7 @@ START_TEST(test_repeat_shapes)
     MPI_Type_commit(&shifted);
     MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);   /* every other int */
     MPI_Type_commit(&spaced);
-    for (int it = 0; it < 36; it++) {
+    for (int it = 0; it < 48; it++) {
         int shape = it / 6, root = (it / 3) % p, bad = 0;
         for (size_t i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
             buf[i] = SENT;
@@ -700,6 +700,25 @@ START_TEST(test_repeat_shapes)
                 bad += all[2 + i] != sum;
             }
             bad += all[0] != SENT || all[1] != SENT || all[2 + N] != SENT;
+        } else if (shape == 6) {   /* alltoall of shifted pairs into shifted pairs */
+            for (int i = 0; i < p * N; i++)
+                data[i] = shape_value(r, i, it);
+            MPI_Alltoall(buf, N / 2, shifted, all, N / 2, shifted, MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < N; i++)
+                    bad += all[2 + q * N + i] != shape_value(q, r * N + i, it);
+            bad += all[0] != SENT || all[1] != SENT || all[2 + p * N] != SENT;
+        } else if (shape == 7) {   /* reduce-scatter in place */
+            for (int i = 0; i < p * N; i++)
+                all[i] = shape_value(r, i, it);
+            MPI_Reduce_scatter_block(MPI_IN_PLACE, all, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            for (int i = 0; i < N; i++) {
+                int sum = 0;
+                for (int q = 0; q < p; q++)
+                    sum += shape_value(q, r * N + i, it);
+                bad += all[i] != sum;
+            }
+            bad += all[p * N] != SENT;
         } else {                   /* allreduce in place */
             for (int i = 0; i < N; i++)
                 all[i] = shape_value(r, i, it);
@@ -718,7 +737,7 @@ START_TEST(test_repeat_shapes)
     }
     MPI_Type_free(&shifted);
     MPI_Type_free(&spaced);
-    t_agree("repeats of contiguous shapes (true lower bound, in place, mixed types; bcast, allgather, allreduce)");
+    t_agree("repeats of contiguous shapes (true lower bound, in place, mixed types; five collectives)");
 }
 END_TEST
 
