@@ -99,12 +99,8 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     unsigned long long bytes = (unsigned long long)total * (unsigned long long)rti.size;
     if (mode == DPC_BLOCKING && !v && rti.contig && (in_place || sti.contig) &&
         bytes <= DPC_REPLAY_MAX_BYTES) {
-        /* (the arguments allgather_prepare makes of contiguous data) */
-        dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .dtype = DPC_BYTE,
-                             .count = (size_t)recvcount * (size_t)rti.size,
-                             .sbuf = in_place ? NULL : (const char *)sendbuf + sti.true_lb,
-                             .rbuf = (char *)recvbuf + rti.true_lb};
-        if ((err = dpc_run_repeat(comm, c, call, &a, bytes)) != DPC_RUN_MISS)
+        if ((err = dpc_move_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, recvcount, &rti,
+                                   bytes)) != DPC_RUN_MISS)
             return err;
     }
     dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);

@@ -55,7 +55,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         return err;
     size_t n = (size_t)ti.size * (size_t)count;
     if (mode == DPC_BLOCKING && ti.contig && n <= DPC_REPLAY_MAX_BYTES) {
-        /* (the arguments bcast_prepare makes of contiguous data) */
+        /* (the arguments bcast_prepare makes of contiguous data: jobs.h's
+         * dpc_move_repeat for the others) */
         dpc_coll_args_t a = {.coll = DPC_BCAST, .count = n, .dtype = DPC_BYTE, .root = root,
                              .rbuf = (char *)buffer + ti.true_lb};
         if ((err = dpc_run_repeat(comm, c, call, &a, n)) != DPC_RUN_MISS)

@@ -151,13 +151,9 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     unsigned long long bytes = (unsigned long long)total * (unsigned long long)ti.size;
     if (mode == DPC_BLOCKING && !recvcounts && ti.contig && !avg && !rs_pipe &&
         !dpc_op_is_user(dop) && bytes <= DPC_REPLAY_MAX_BYTES) {
-        /* (the arguments reduce_prepare makes of contiguous data) */
-        dpc_coll_args_t a = {.coll = coll, .in_place = in_place,
-                             .count = (size_t)recvcount * (size_t)ti.nbasic, .dtype = ti.basic,
-                             .op = dop,
-                             .sbuf = (const char *)(in_place ? recvbuf : sendbuf) + ti.true_lb,
-                             .rbuf = (char *)recvbuf + ti.true_lb};
-        if ((err = dpc_run_repeat(comm, c, call, &a, bytes)) != DPC_RUN_MISS)
+        if ((err = dpc_reduce_repeat(comm, c, call, coll, sendbuf, recvbuf,
+                                     (size_t)recvcount * (size_t)ti.nbasic, &ti, dop, bytes)) !=
+            DPC_RUN_MISS)
             return err;
     }
     dpc_reduce_job_t local, *j = DPC_JOB_ALLOC(dpc_reduce_job_t, mode, local);

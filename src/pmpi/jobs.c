@@ -96,6 +96,19 @@ void dpc_reduce_job_setup(dpc_reduce_job_t *j)
     j->base.release = reduce_release;
 }
 
+int dpc_reduce_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
+                      const void *sendbuf, void *recvbuf, size_t count, const dpc_dtinfo_t *ti,
+                      dpc_op_t op, unsigned long long bytes)
+{
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    /* (what reduce_prepare makes of contiguous data) */
+    dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .count = count, .dtype = ti->basic,
+                         .op = op,
+                         .sbuf = (const char *)(in_place ? recvbuf : sendbuf) + ti->true_lb,
+                         .rbuf = (char *)recvbuf + ti->true_lb};
+    return dpc_run_repeat(comm, c, call, &a, bytes);
+}
+
 /* ---- allgather(v) ---- */
 
 static void move_unstage(dpc_move_job_t *j)
@@ -150,6 +163,19 @@ static void move_release(dpc_job_t *b)
     dpc_job_stage_free(b);
     dpc_drop_type(&j->sendtype, &j->st_ours);
     dpc_drop_type(&j->recvtype, &j->rt_ours);
+}
+
+int dpc_move_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
+                    const void *sendbuf, const dpc_dtinfo_t *sti, void *recvbuf, int recvcount,
+                    const dpc_dtinfo_t *rti, unsigned long long bytes)
+{
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    /* (what allgather_prepare and alltoall_prepare make of contiguous data) */
+    dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .dtype = DPC_BYTE,
+                         .count = (size_t)recvcount * (size_t)rti->size,
+                         .sbuf = in_place ? NULL : (const char *)sendbuf + sti->true_lb,
+                         .rbuf = (char *)recvbuf + rti->true_lb};
+    return dpc_run_repeat(comm, c, call, &a, bytes);
 }
 
 void dpc_allgather_job_setup(dpc_move_job_t *j)

@@ -63,6 +63,22 @@ void dpc_allgather_job_setup(dpc_move_job_t *j);
 void dpc_alltoall_job_setup(dpc_move_job_t *j);
 void dpc_bcast_job_setup(dpc_move_job_t *j);
 
+/* A small blocking call on contiguous host data that may repeat a kept
+ * one: run past the job by dpc_run_repeat with the arguments the job's
+ * prepare would make of such data, or DPC_RUN_MISS (nothing done: the
+ * caller sets up its job). The other conditions (blocking, contiguous,
+ * small, no averaging or program's op) are the caller's. Allgather and
+ * alltoall (equal blocks of recvcount elements of rti; no send side in
+ * place): */
+int dpc_move_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
+                    const void *sendbuf, const dpc_dtinfo_t *sti, void *recvbuf, int recvcount,
+                    const dpc_dtinfo_t *rti, unsigned long long bytes);
+/* ... allreduce and reduce_scatter_block (count elements of the result
+ * here, of the basic type dt; in place: the input is in recvbuf): */
+int dpc_reduce_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
+                      const void *sendbuf, void *recvbuf, size_t count, const dpc_dtinfo_t *ti,
+                      dpc_op_t op, unsigned long long bytes);
+
 /* For calls that outlive the wrapper: a non-contiguous datatype is
  * duplicated (the program may free its own before the request completes).
  * Returns the type to use; *ours says whether to free it in release. */
