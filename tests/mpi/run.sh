@@ -167,9 +167,9 @@ short_way_on_both() {   # short_way_on_both COLL MIN
     [ "$(echo "$n" | wc -w)" = 2 ] || return 1
     for k in $n; do [ "$k" -ge "$2" ] || return 1; done
 }
-short_ways() {
-    for coll in bcast allgather allreduce alltoall reduce_scatter_block; do
-        short_way_on_both $coll 10 || return 1
+short_ways() {   # (its loop's variable is not $coll, the test program's path)
+    for collective in bcast allgather allreduce alltoall reduce_scatter_block; do
+        short_way_on_both $collective 10 || return 1
     done
 }
 check "... and the exact repeats of blocking bcasts, allgathers, allreduces, all-to-alls and reduce-scatters ran past the job (DPCOLL_STATS: at least 10 each, both ranks)" \
