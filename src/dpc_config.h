@@ -49,9 +49,10 @@ typedef struct dpc_config {
 
 #define DPC_DEFAULT_TIMEOUT_S 300.0
 /* Mailbox messages: the default largest, and the most the rings carry
- * (DPC_SHM_MAX_MSG in ucx_glue/dpc_shm.h, which checks it). */
-#define DPC_DEFAULT_SHM_MAX 8192u
-#define DPC_MAX_SHM_MAX 8192u
+ * (DPC_SHM_MAX_MSG in ucx_glue/dpc_shm.h, which checks it; jobs of more
+ * than 16 processes carry less, dpc_shm_max_msg). */
+#define DPC_DEFAULT_SHM_MAX 65536u
+#define DPC_MAX_SHM_MAX 65536u
 #define DPC_DEFAULT_IPC_MIN 65536u
 /* DPCOLL_PUSH_MAX's default: a core's L2 cache (dpc_config_cache_bytes).
  * Why: on the reference machine (2 MiB of L2 per core), a 2-rank direct

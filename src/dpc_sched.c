@@ -1289,7 +1289,8 @@ dpc_status_t dpc_sched_replay_tags(dpc_sched_t *s, uint64_t tag_base, void *user
 static bool rerunnable(dpc_sched_t *s)
 {
     dpc_transport_t *tp = s->prm.tp;
-    if (s->nsteps > DPC_RERUN_MAX_STEPS || !tp->ops->now_way)
+    if (s->nsteps > DPC_RERUN_MAX_STEPS || !tp->ops->now_way || !tp->ops->send_now ||
+        !tp->ops->recv_now)
         return false;
     memset(s->rerun_kind, 0, sizeof(s->rerun_kind));
     for (int i = 0; i < s->nsteps; i++) {
@@ -1360,10 +1361,10 @@ dpc_status_t dpc_sched_rerun(dpc_sched_t *s, uint64_t tag_base, void *user_ctx,
 {
     dpc_transport_t *tp = s->prm.tp;
     *ran = false;
-    /* (the parameters as the last run had them: a replay may change them) */
+    /* (the parameters as the last run had them: a replay may change them;
+     * the transport's ops were looked at when the steps were, rerunnable) */
     if (!s->rerunnable || !replayable_state(s) || !tag_base_ok(tag_base) ||
-        s->prm.mem != DPC_MEM_HOST || !tp->ops->send_now || !tp->ops->recv_now ||
-        s->prm.defer_local || s->prm.local_slice_bytes)
+        s->prm.mem != DPC_MEM_HOST || s->prm.defer_local || s->prm.local_slice_bytes)
         return DPC_ERR_STATE;
     *ran = true;
     int n = s->nsteps;

@@ -5,7 +5,7 @@
  * against RD log2(p) (alpha + n beta) meet at
  *   n = (2(p-1) - log2 p) alpha / ((log2 p - 2(p-1)/p) beta)
  * = 4.4 MB at p = 8 and 72.3 MB at p = 512 for a per-message alpha. The
- * model prices a message beyond the mailboxes (8 KiB; all of them here) as
+ * model prices a message beyond the mailboxes (64 KiB; all of them here) as
  * a rendezvous, DPC_COST_RNDV_ALPHAS = 5 alphas, so its crossover is the
  * same formula with 5 alpha: 22 MB and 361.6 MB. The closed form is the
  * independent reference; the model is searched numerically.
@@ -75,13 +75,16 @@ START_TEST(test_select)
     a.size = 7;
     a.seg_bytes = (size_t)1 << 40;
     ck_assert_str_eq(dpc_cost_select(&a, &c)->name, "ring");
-    /* alltoall at 2 ranks: a 64 KiB block as a rendezvous (5 alphas) costs
-     * more than the direct one's two mailbox records and a kernel copy (4);
-     * a 4 KiB block as one mailbox record (1) less */
-    dpc_coll_args_t t = {.coll = DPC_ALLTOALL, .size = 2, .dtype = DPC_INT8, .count = 65536,
-                         .one_sided = true};
+    /* alltoall at 2 ranks: a block beyond the 64 KiB mailboxes as a
+     * rendezvous (5 alphas) costs more than the direct one's two mailbox
+     * records and a kernel copy (4); a 64 KiB or a 4 KiB block as one
+     * mailbox record (1) less */
+    dpc_coll_args_t t = {.coll = DPC_ALLTOALL, .size = 2, .dtype = DPC_INT8,
+                         .count = 2 * 65536, .one_sided = true};
     dpc_cost_params_t tc = {.alpha = 1e-6, .beta = 1e-10, .gamma = 1e-10, .alpha_rndv = 5e-6};
     ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "direct");
+    t.count = 65536;
+    ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
     t.count = 4096;
     ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
     /* Bruck alltoall cannot take per-rank counts: never selected for them */

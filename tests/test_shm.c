@@ -215,7 +215,14 @@ START_TEST(test_ring_sizes)
         size_t rb = dpc_shm_ring_bytes(np);
         ck_assert_msg((rb & (rb - 1)) == 0, "np %d: %zu bytes is no power of two", np, rb);
         ck_assert_uint_ge(rb, 64 * 1024);
-        ck_assert_uint_ge(rb, 8 * DPC_SHM_MAX_MSG);
+        /* the largest message: at most an eighth of a ring, 64 KiB where
+         * rings are 512 KiB, never under 8 KiB */
+        size_t mm = dpc_shm_max_msg(np);
+        ck_assert_uint_ge(rb, 8 * mm);
+        ck_assert_uint_le(mm, DPC_SHM_MAX_MSG);
+        ck_assert_uint_ge(mm, 8192);
+        if (np <= 16)
+            ck_assert_uint_eq(mm, 64 * 1024);
         ck_assert_uint_le(rb, prev);
         if (np <= 16)
             ck_assert_uint_eq(rb, 512 * 1024);

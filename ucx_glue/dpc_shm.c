@@ -61,6 +61,12 @@ size_t dpc_shm_ring_bytes(int nprocs)
     return b;
 }
 
+size_t dpc_shm_max_msg(int nprocs)
+{
+    size_t eighth = dpc_shm_ring_bytes(nprocs) / 8;
+    return eighth < DPC_SHM_MAX_MSG ? eighth : DPC_SHM_MAX_MSG;
+}
+
 /* Segments within the budget: prefaulted (see prefault). */
 static bool small_segments(const dpc_shm_t *s)
 {

@@ -41,16 +41,28 @@ typedef struct dpc_shm dpc_shm_t;
  * the ring (copies in and out of aligned lines run faster; smaller ones
  * share the header's line). */
 #define DPC_SHM_ALIGNED_FROM 256u
-/* The largest message a ring carries (larger ones go by UCX). */
-#define DPC_SHM_MAX_MSG 8192u
+/* The largest message a ring carries (larger ones go by the rendezvous
+ * the caller builds on these rings, or by UCX). Why as large as 64 KiB: a
+ * message beyond the mailboxes costs a description, the reader's
+ * process_vm_readv and a record back, about 5 us more than copying it
+ * through a ring on this project's 2-core VM up to 128 KiB (2 ranks,
+ * dpcoll_bench -t, ring allgather and pairwise alltoall forced: 32 KiB
+ * 5.8 -> 2.2 us, 64 KiB 7.5 -> 3.1, 128 KiB 11.1 -> 5.9, 256 KiB 17.2 ->
+ * 10.3: docs/bench/s40). A message takes at most an eighth of a ring
+ * (dpc_shm_max_msg), so a sender that runs ahead still has room for
+ * several. */
+#define DPC_SHM_MAX_MSG 65536u
 /* Bytes of each ring, from the number of processes (all agree): 512 KiB
  * up to 16 processes, less beyond so that a segment stays within 8 MiB,
- * never under 64 KiB (eight largest messages). Measured on the reference
+ * never under 64 KiB (eight messages of 8 KiB). Measured on the reference
  * machine, 2 ranks, 2-8 KiB messages: 64 KiB rings made a bcast loop 1.4x
  * and an allgather loop 1.2x slower than 512 KiB ones (a ring lapped that
  * often keeps its lines moving between the two cores' caches, and a sender
  * running ahead soon waits for room). */
 size_t dpc_shm_ring_bytes(int nprocs);
+/* The largest message the rings of a job of nprocs carry: DPC_SHM_MAX_MSG,
+ * or an eighth of a ring where rings are smaller (never under 8 KiB). */
+size_t dpc_shm_max_msg(int nprocs);
 /* Processes beyond this do not get mailboxes (segments grow with them). */
 #define DPC_SHM_MAX_PROCS 256
 
@@ -77,7 +89,8 @@ typedef struct dpc_shm_rndv {
 
 /* Writes a record of a kind to process dst's ring from this process.
  * Returns 0 when written, 1 when written and dst was asleep (ring it), -1
- * when the ring is full (try again later, in order). len <= DPC_SHM_MAX_MSG. */
+ * when the ring is full (try again later, in order).
+ * len <= dpc_shm_max_msg(nprocs). */
 int dpc_shm_put(dpc_shm_t *shm, int dst, uint64_t tag, unsigned kind, const void *buf,
                 size_t len);
 /* dpc_shm_put of a record of len bytes would write it now (and so will,

@@ -50,10 +50,26 @@ typedef struct shm_early {
     size_t len, cap;
     char data[];
 } shm_early_t;
-/* Early records are kept in blocks of one size (the largest record), and
- * blocks given back are reused: a sender running ahead (a bcast root) makes
- * one per call, and fresh memory each time costs page faults. */
+/* Early records are kept in blocks of two sizes, EARLY_BLOCK and the
+ * largest record (shm_max), and blocks given back are reused: a sender
+ * running ahead (a bcast root) makes one per call, and fresh memory each
+ * time costs page faults. Spares: up to EARLY_SPARE_MAX small ones and
+ * EARLY_LARGE_FIRST large ones (1 MiB of 64 KiB blocks, what one peer may
+ * have moved aside at once: EARLY_MAX_BYTES). The first large block comes
+ * with EARLY_LARGE_FIRST - 1 spares, each written once: 8 MPI_Iallreduce of
+ * 256 KiB in flight at 4 ranks, whose 64 KiB messages often arrive early,
+ * needed 7-9 blocks at a time, and reached a new most now and then for
+ * hundreds of rounds, each new block 16 page faults there (0-224 faults in
+ * 190 rounds after 10 to warm up, test_mpi_nbc's
+ * test_in_flight_scratch_reused: at most 64 in 30; freed after each use,
+ * 529); made at once, they fault once. */
 #define EARLY_SPARE_MAX 64
+#define EARLY_LARGE_FIRST 16
+#define EARLY_BLOCK 8192u
+/* Messages UCX carries of up to this many bytes need no acknowledgement
+ * (dpc_transport_t's ack_min): the bound the schedules have had since the
+ * mailboxes carried 8 KiB, when it was also theirs. */
+#define UCX_EAGER_MAX 8192u
 
 /* Per peer process: receives posted, records not yet matched, sends (and
  * FINs) waiting for room in its ring, and large sends it is reading (each
@@ -87,8 +103,10 @@ struct dpc_ucx {
     int shm_lent;           /* large sends waiting for their FIN, over all peers */
     struct dpc_xfer *reads, *reads_tail;    /* receives to read (SHM_READING) */
     size_t shm_max;         /* messages up to this go by mailbox */
-    shm_early_t *early_spare;   /* blocks for early records, free */
-    int nearly_spare;
+    shm_early_t *early_spare[2];   /* blocks for early records, free: EARLY_BLOCK
+                                      bytes, shm_max bytes */
+    int nearly_spare[2];
+    bool early_large_made;         /* the first large ones made (early_get) */
     void *bell_req;         /* the posted doorbell receive */
     int asleep;             /* our mailbox flag is up (dpc_ucx_arm) */
     int ucp_pending;        /* our UCX sends and receives in flight */
@@ -441,15 +459,37 @@ static void fin_arrived(dpc_ucx_t *ux, shm_peer_t *pp, uint64_t id, const void *
     push_done(ux, x, (dpc_status_t)st);
 }
 
+/* Which of the two block sizes a record of len bytes takes (early_get). */
+static int early_class(const dpc_ucx_t *ux, size_t len)
+{
+    return len > EARLY_BLOCK && ux->shm_max > EARLY_BLOCK;
+}
+
 static shm_early_t *early_get(dpc_ucx_t *ux, size_t len)
 {
-    shm_early_t *e = ux->early_spare;
+    int k = early_class(ux, len);
+    shm_early_t *e = ux->early_spare[k];
     if (e && e->cap >= len) {
-        ux->early_spare = e->next;
-        ux->nearly_spare--;
+        ux->early_spare[k] = e->next;
+        ux->nearly_spare[k]--;
         return e;
     }
-    size_t cap = len > ux->shm_max ? len : ux->shm_max;
+    size_t cap = k ? ux->shm_max : EARLY_BLOCK;
+    if (cap < len)
+        cap = len;
+    if (k && !ux->early_large_made) {
+        ux->early_large_made = true;
+        for (int i = 1; i < EARLY_LARGE_FIRST; i++) {
+            shm_early_t *f = malloc(sizeof(*f) + cap);
+            if (!f)
+                break;
+            memset(f->data, 0, cap);
+            f->cap = cap;
+            f->next = ux->early_spare[1];
+            ux->early_spare[1] = f;
+            ux->nearly_spare[1]++;
+        }
+    }
     if ((e = malloc(sizeof(*e) + cap)) != NULL)
         e->cap = cap;
     return e;
@@ -457,13 +497,14 @@ static shm_early_t *early_get(dpc_ucx_t *ux, size_t len)
 
 static void early_put(dpc_ucx_t *ux, shm_early_t *e)
 {
-    if (ux->nearly_spare >= EARLY_SPARE_MAX || e->cap < ux->shm_max) {
+    int k = e->cap == EARLY_BLOCK ? 0 : e->cap == ux->shm_max ? 1 : -1;
+    if (k < 0 || ux->nearly_spare[k] >= (k ? EARLY_LARGE_FIRST : EARLY_SPARE_MAX)) {
         free(e);
         return;
     }
-    e->next = ux->early_spare;
-    ux->early_spare = e;
-    ux->nearly_spare++;
+    e->next = ux->early_spare[k];
+    ux->early_spare[k] = e;
+    ux->nearly_spare[k]++;
 }
 
 /* Records from process proc go to the receives posted for them, in order,
@@ -1111,11 +1152,12 @@ static void mailbox_fini(dpc_ucx_t *ux)
             ux->shm_peers[i].early = e->next;
             free(e);
         }
-    while (ux->early_spare) {
-        shm_early_t *e = ux->early_spare;
-        ux->early_spare = e->next;
-        free(e);
-    }
+    for (int k = 0; k < 2; k++)
+        while (ux->early_spare[k]) {
+            shm_early_t *e = ux->early_spare[k];
+            ux->early_spare[k] = e->next;
+            free(e);
+        }
     free(ux->shm_peers);
     ux->shm_peers = NULL;
     dpc_shm_destroy(ux->shm);
@@ -1126,7 +1168,8 @@ dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm, size_t max_msg)
 {
     if (ux->shm || !ux->eps || dpc_shm_nprocs(shm) != ux->nprocs || max_msg > DPC_SHM_MAX_MSG)
         return DPC_ERR_ARG;
-    ux->shm_max = max_msg;
+    size_t ring_max = dpc_shm_max_msg(ux->nprocs);
+    ux->shm_max = max_msg < ring_max ? max_msg : ring_max;
     if (!(ux->shm_peers = calloc((size_t)ux->nprocs, sizeof(shm_peer_t))))
         return DPC_ERR_NOMEM;
     ux->shm = shm;
@@ -1219,14 +1262,15 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
         return DPC_ERR_NOMEM;
     }
     memcpy(w, world, sizeof(int) * (size_t)size);
-    /* (past the mailboxes' largest, UCX may take its rendezvous: see
-     * dpc_transport_t's ack_min. Seen without it: a nonblocking ring
+    /* (a message UCX carries past UCX_EAGER_MAX may take its rendezvous:
+     * see dpc_transport_t's ack_min. Seen without it: a nonblocking ring
      * allgather of 16 MiB blocks at 3 ranks, a rank done and gone into
      * MPICH's own allgather, its right neighbour waiting for the last
      * word of 64 of its messages, which sat in the rank's UCX queue. Our
      * own rendezvous (ring_way) needs none: its transfers end on both sides
-     * only when nothing more is owed.) */
-    size_t ucx_rndv = DPC_SHM_MAX_MSG + 1;
+     * only when nothing more is owed. Mailbox messages past UCX_EAGER_MAX
+     * on a group that also sends by UCX get them too, at no risk.) */
+    size_t ucx_rndv = UCX_EAGER_MAX + 1;
     g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
                               .size = size, .ack_min = ux->shm && ux->cma_pids ? 0 : ucx_rndv,
                               .ack_min_device = ucx_rndv};

@@ -46,7 +46,8 @@ dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
  * read every other; NULL turns them off. */
 dpc_status_t dpc_ucx_set_cma(dpc_ucx_t *ux, int nprocs, const int64_t *pids);
 /* Small messages (up to max_msg <= DPC_SHM_MAX_MSG bytes of host memory,
- * the same on every process) through shared-memory mailboxes from now on
+ * the same on every process, and no more than the job's rings carry,
+ * dpc_shm_max_msg) through shared-memory mailboxes from now on
  * (every process on this node, each having attached to all others'
  * segments): takes shm over. Context id
  * 2^DPC_UCX_CTX_BITS - 1 is then reserved for doorbells. */

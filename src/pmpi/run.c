@@ -957,6 +957,14 @@ int dpc_op_complete(dpc_req_t *op)
     return rc;
 }
 
+/* A blocking call's op, started (on the caller's stack): its end. */
+static int wait_and_complete(dpc_req_t *op)
+{
+    if (op->running)
+        dpc_op_wait(op);
+    return dpc_op_complete(op);
+}
+
 int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Request *req)
 {
     if (dpc_cuda)
@@ -989,11 +997,8 @@ int dpc_run(MPI_Comm comm, dpc_comm_t *c, dpc_job_t *j, dpc_mode_t mode, MPI_Req
     dpc_req_t op = {.job = j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
     double t0 = dpc_g.cfg.autotune ? PMPI_Wtime() : 0;
     int rc = dpc_op_start(&op);
-    if (rc == MPI_SUCCESS) {
-        if (op.running)
-            dpc_op_wait(&op);
-        rc = dpc_op_complete(&op);
-    }
+    if (rc == MPI_SUCCESS)
+        rc = wait_and_complete(&op);
     if (op.tune_slot && rc == MPI_SUCCESS)
         dpc_autotune_done(&op, PMPI_Wtime() - t0);
     if (j->release)
@@ -1043,9 +1048,7 @@ static bool rerun(MPI_Comm comm, dpc_comm_t *c, const char *call, const dpc_coll
     c->replay[i].s = NULL;
     c->replay_key[i] = 0;
     mark_started(&op, st == DPC_INPROGRESS ? DPC_OK : st);
-    if (op.running)
-        dpc_op_wait(&op);
-    *rc = dpc_op_complete(&op);
+    *rc = wait_and_complete(&op);
     return true;
 }
 
@@ -1069,9 +1072,7 @@ int dpc_run_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_args
         dpc_req_t op = {.job = &j, .c = c, .comm = comm, .mode = DPC_BLOCKING};
         if (!repeat_start(&op))
             return DPC_RUN_MISS;
-        if (op.running)
-            dpc_op_wait(&op);
-        rc = dpc_op_complete(&op);
+        rc = wait_and_complete(&op);
     }
     if (!dpc_tl_quiet)
         __atomic_add_fetch(&dpc_g.stats[a->coll].short_way, 1, __ATOMIC_RELAXED);
