@@ -16,7 +16,7 @@
  * all-to-all's direct algorithm was 1.2-1.9x pairwise at 16-64 KiB blocks on
  * 2 ranks while the mailboxes took 8 KiB: docs/bench). Blocks that fit a
  * mailbox (64 KiB now) are sent: a record copied in and out beat the
- * rendezvous by 2-6 us up to 128 KiB (docs/bench/s40).
+ * rendezvous by 2-7 us up to 128 KiB (docs/bench/s40).
  *
  * In place the send data are the output: a copy of the blocks' span is
  * taken first, and that copy is what the peers read or get sent.
