@@ -465,6 +465,8 @@ static int early_class(const dpc_ucx_t *ux, size_t len)
     return len > EARLY_BLOCK && ux->shm_max > EARLY_BLOCK;
 }
 
+static void early_put(dpc_ucx_t *ux, shm_early_t *e);
+
 static shm_early_t *early_get(dpc_ucx_t *ux, size_t len)
 {
     int k = early_class(ux, len);
@@ -485,9 +487,7 @@ static shm_early_t *early_get(dpc_ucx_t *ux, size_t len)
                 break;
             memset(f->data, 0, cap);
             f->cap = cap;
-            f->next = ux->early_spare[1];
-            ux->early_spare[1] = f;
-            ux->nearly_spare[1]++;
+            early_put(ux, f);
         }
     }
     if ((e = malloc(sizeof(*e) + cap)) != NULL)
