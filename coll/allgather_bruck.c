@@ -67,7 +67,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double p = a->size, n = (double)total_bytes(a);
     double t = (p - 1) / p * n * c->beta + n / p * c->beta + n * c->beta;
     for (int k = 0; k < log2_ceil(a->size); k++)   /* n/p, 2n/p... */
-        t += msg_alpha(c, n / p * (double)(1u << k));
+        t += msg_alpha(a, c, n / p * (double)(1u << k));
     return t;
 }
 

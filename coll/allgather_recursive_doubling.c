@@ -107,9 +107,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = (double)total_bytes(a), pp = f.pp;
     double t = (pp - 1) / pp * n * c->beta + own_copy_cost(a, n / a->size, c);
     for (int k = 0; k < f.steps; k++)       /* doubling: n/pp, 2n/pp... */
-        t += msg_alpha(c, n / pp * (double)(1u << k));
+        t += msg_alpha(a, c, n / pp * (double)(1u << k));
     if (f.rem)
-        t += msg_alpha(c, n / a->size) + msg_alpha(c, n) + n / a->size * c->beta + n * c->beta;
+        t += msg_alpha(a, c, n / a->size) + msg_alpha(a, c, n) + n / a->size * c->beta + n * c->beta;
     return t;
 }
 

@@ -42,7 +42,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)total_bytes(a);
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (p - 1) * S * msg_alpha(c, n / p / S) + (p - 1) / p * n * c->beta +
+    return (p - 1) * S * msg_alpha(a, c, n / p / S) + (p - 1) / p * n * c->beta +
            own_copy_cost(a, n / p, c);
 }
 

@@ -149,7 +149,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
-    return 2 * (p - 1) * msg_alpha(c, n / p) + 2 * (p - 1) / p * n * c->beta +
+    return 2 * (p - 1) * msg_alpha(a, c, n / p) + 2 * (p - 1) / p * n * c->beta +
            (p - 1) / p * n * (c->gamma + c->beta_reread);
 }
 

@@ -153,9 +153,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = (double)(a->count * elsize(a)), pp = f.pp;
     double t = 2 * (pp - 1) / pp * n * c->beta + (pp - 1) / pp * n * (c->gamma + c->beta_reread);
     for (int k = 1; k <= f.steps; k++)      /* halves n/2, n/4...; the same back */
-        t += 2 * msg_alpha(c, n / (double)(1u << k));
+        t += 2 * msg_alpha(a, c, n / (double)(1u << k));
     if (f.rem)
-        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * (c->gamma + c->beta_reread);
+        t += 2 * (msg_alpha(a, c, n) + n * c->beta) + n * (c->gamma + c->beta_reread);
     return t;
 }
 

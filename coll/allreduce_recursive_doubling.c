@@ -82,9 +82,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
     double n = (double)(a->count * elsize(a));
-    double t = f.steps * (msg_alpha(c, n) + n * (c->beta + c->gamma + c->beta_reread));
+    double t = f.steps * (msg_alpha(a, c, n) + n * (c->beta + c->gamma + c->beta_reread));
     if (f.rem)
-        t += 2 * (msg_alpha(c, n) + n * c->beta) + n * (c->gamma + c->beta_reread);
+        t += 2 * (msg_alpha(a, c, n) + n * c->beta) + n * (c->gamma + c->beta_reread);
     return t;
 }
 

@@ -52,7 +52,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return 2 * (p - 1) * S * msg_alpha(c, n / p / S) + 2 * (p - 1) / p * n * c->beta +
+    return 2 * (p - 1) * S * msg_alpha(a, c, n / p / S) + 2 * (p - 1) / p * n * c->beta +
            (p - 1) / p * n * c->gamma;
 }
 

@@ -87,7 +87,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, b = (double)(a->count * elsize(a)), L = log2_ceil(a->size);
-    return L * msg_alpha(c, p / 2 * b) + L * p / 2 * b * c->beta + 3 * p * b * c->beta;
+    return L * msg_alpha(a, c, p / 2 * b) + L * p / 2 * b * c->beta + 3 * p * b * c->beta;
 }
 
 const dpc_algo_t dpc_algo_alltoall_bruck = {

@@ -66,7 +66,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = 0;
     for (int i = 0; i < a->size; i++)
         n += (double)(sblk_count(a, i) * elsize(a));
-    return (a->size - 1) * msg_alpha(c, n / a->size) + (double)bytes_sent(a, a->rank) * c->beta +
+    return (a->size - 1) * msg_alpha(a, c, n / a->size) + (double)bytes_sent(a, a->rank) * c->beta +
            own_copy_cost(a, n / a->size, c);
 }
 

@@ -1,7 +1,7 @@
 /*
  * All-to-all with per-rank counts (alltoallv), direct (one-sided) for the
  * pairs with a large block: a pair whose larger block, one way or the
- * other, is beyond the mailboxes (DPC_DEFAULT_SHM_MAX bytes) reads it: each
+ * other, is beyond the mailboxes (the job's eager limit, eager_max) reads it: each
  * of the two exposes its send data, and the message with its descriptor
  * carries where in it every rank's block starts (send displacements are
  * each rank's own: the reader cannot know them otherwise); then each reads
@@ -41,7 +41,7 @@
 static bool reads_pair(const dpc_coll_args_t *a, int q)
 {
     size_t s = a2a_send_len(a, q), rv = blk_count(a, q) * elsize(a);
-    return q != a->rank && (s > rv ? s : rv) > DPC_DEFAULT_SHM_MAX;
+    return q != a->rank && (s > rv ? s : rv) > eager_max(a);
 }
 
 static int pairs_reading(const dpc_coll_args_t *a)

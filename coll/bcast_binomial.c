@@ -57,7 +57,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double n = (double)(a->count * elsize(a));
     double S = seg_count((size_t)n, seg_bytes(a));
-    return log2_ceil(a->size) * (S * msg_alpha(c, n / S) + n * c->beta);
+    return log2_ceil(a->size) * (S * msg_alpha(a, c, n / S) + n * c->beta);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -75,9 +75,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
      * root holds every block from the start, so its first ring message
      * leaves with its first scatter message: that step costs one start-up,
      * not two (with 2 ranks the whole bcast is then one message's wait) */
-    double t = (p - 1) * S * msg_alpha(c, n / p / S) + 2 * (p - 1) / p * n * c->beta;
+    double t = (p - 1) * S * msg_alpha(a, c, n / p / S) + 2 * (p - 1) / p * n * c->beta;
     for (int k = 2; k <= log2_ceil(a->size); k++)
-        t += msg_alpha(c, n / (double)(1u << k));
+        t += msg_alpha(a, c, n / (double)(1u << k));
     return t;
 }
 

@@ -70,15 +70,23 @@ static inline int rank_blocks(const dpc_coll_args_t *a, int concatenated, size_t
     return 0;
 }
 
-/* The start-up cost of one message of `bytes` (cost model): alpha through
- * the mailboxes, alpha_rndv beyond them (on one node libdpcoll's own
- * rendezvous: a record saying where the buffer is, the receiver's kernel
- * copy and a record back, which dpcoll_tune fits on its own: 3-4 us on this
- * VM in session 31 against 0.35 us for a mailbox record). */
-static inline double msg_alpha(const dpc_cost_params_t *c, double bytes)
+/* The largest message that goes without a rendezvous in this call's job
+ * (dpc_coll_args_t's eager_max). */
+static inline size_t eager_max(const dpc_coll_args_t *a)
 {
-    /* (the default mailbox size: the model is the same for every job) */
-    return bytes > (double)DPC_DEFAULT_SHM_MAX ? c->alpha_rndv : c->alpha;
+    return a->eager_max ? a->eager_max : DPC_DEFAULT_SHM_MAX;
+}
+
+/* The start-up cost of one message of `bytes` (cost model): alpha up to the
+ * job's eager limit (through the mailboxes), alpha_rndv beyond it (on one
+ * node libdpcoll's own rendezvous: a record saying where the buffer is, the
+ * receiver's kernel copy and a record back, which dpcoll_tune fits on its
+ * own: 3-4 us on this VM in session 31 against 0.35 us for a mailbox
+ * record). The job's limit, not a constant: with DPCOLL_SHM_MAX=8192 a
+ * 32 KiB message is a rendezvous, and the model must price it as one. */
+static inline double msg_alpha(const dpc_coll_args_t *a, const dpc_cost_params_t *c, double bytes)
+{
+    return bytes > (double)eager_max(a) ? c->alpha_rndv : c->alpha;
 }
 
 /* The copy of a rank's own block from its input into place (allgather,

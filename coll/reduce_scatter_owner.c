@@ -107,7 +107,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
-    return (p - 1) * msg_alpha(c, n / p) + (p - 1) / p * n * (c->beta + c->gamma + c->beta_reread);
+    return (p - 1) * msg_alpha(a, c, n / p) + (p - 1) / p * n * (c->beta + c->gamma + c->beta_reread);
 }
 
 /* Every other rank's block, in one message each (none for an empty one). */

@@ -126,9 +126,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double n = (double)total_bytes(a), pp = f.pp;
     double t = (pp - 1) / pp * n * (c->beta + c->gamma + c->beta_reread);
     for (int k = 1; k <= f.steps; k++)      /* halves: n/2, n/4... */
-        t += msg_alpha(c, n / (double)(1u << k));
+        t += msg_alpha(a, c, n / (double)(1u << k));
     if (f.rem)
-        t += msg_alpha(c, n) + msg_alpha(c, n / a->size) + n * (c->beta + c->gamma + c->beta_reread) +
+        t += msg_alpha(a, c, n) + msg_alpha(a, c, n / a->size) + n * (c->beta + c->gamma + c->beta_reread) +
              n / a->size * c->beta;
     return t;
 }

@@ -50,7 +50,7 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)total_bytes(a);
     double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (p - 1) * S * msg_alpha(c, n / p / S) + (p - 1) / p * n * (c->beta + c->gamma);
+    return (p - 1) * S * msg_alpha(a, c, n / p / S) + (p - 1) / p * n * (c->beta + c->gamma);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -66,6 +66,14 @@ typedef struct dpc_coll_args {
     bool nonblocking;   /* the call returns before it completes (nonblocking or
                          * persistent; every rank alike, as MPI requires): a measured
                          * choice may be for one kind of call only (dpc_cost_rule_t) */
+    size_t eager_max;   /* the largest message the transport copies through without a
+                         * rendezvous (the shared-memory mailboxes' largest, which
+                         * DPCOLL_SHM_MAX, DPCOLL_SHM=0 and the job's size set; UCX's
+                         * eager limit without them): the transport's, the same on every
+                         * rank. The model prices a message beyond it at alpha_rndv
+                         * (msg_alpha), and the alltoallv's direct algorithm reads such
+                         * blocks. 0: DPC_DEFAULT_SHM_MAX, the one-node default (tools
+                         * and tests pricing calls outside a job) */
 } dpc_coll_args_t;
 
 /* Alpha-beta-gamma (Hockney) cost parameters: a message of n bytes costs

@@ -111,6 +111,12 @@ struct dpc_transport {
      * buffers, ack_min_device for device buffers (which may go another
      * way). */
     size_t ack_min, ack_min_device;
+    /* The largest host message this transport carries without a rendezvous
+     * (copied through the mailboxes, or UCX's eager protocol): what the cost
+     * model prices at alpha, and beyond it at alpha_rndv (dpc_coll_args_t's
+     * eager_max). The same on every rank of the group. 0: unknown (the
+     * simulator), the model's one-node default. */
+    size_t eager_max;
 };
 
 static inline int dpc_transport_one_sided(const dpc_transport_t *tp)

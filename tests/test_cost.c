@@ -87,6 +87,14 @@ START_TEST(test_select)
     ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
     t.count = 4096;
     ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
+    /* ... where the job's mailboxes carry 64 KiB: in one whose carry 8 KiB
+     * (DPCOLL_SHM_MAX=8192, or UCX's eager limit) a 64 KiB block is a
+     * rendezvous too, and a 4 KiB one still a record */
+    t.eager_max = 8192;
+    t.count = 65536;
+    ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "direct");
+    t.count = 4096;
+    ck_assert_str_eq(dpc_cost_select(&t, &tc)->name, "pairwise");
     /* Bruck alltoall cannot take per-rank counts: never selected for them */
     size_t cnt[4] = {1, 2, 3, 4};
     dpc_coll_args_t v = {.coll = DPC_ALLTOALL, .size = 4, .dtype = DPC_INT8, .count = 1,

@@ -831,6 +831,12 @@ int main(int argc, char **argv)
     dpc_config_defaults(&cfg);
     if (dpc_config_read(&cfg, err, sizeof(err)) != DPC_OK)
         dpc_config_defaults(&cfg);   /* (MPI_Init has said what is wrong) */
+    /* the fit prices messages as a job with the default mailboxes does
+     * (args_for: eager_max 0); the shim prices by the job's own limit */
+    if (rank == 0 && (!cfg.shm || cfg.shm_max != DPC_DEFAULT_SHM_MAX))
+        fprintf(stderr, "dpcoll_tune: warning: DPCOLL_SHM=0 or DPCOLL_SHM_MAX=%zu: the fit prices "
+                        "messages beyond %u bytes as rendezvous, as jobs with the default "
+                        "mailboxes do\n", cfg.shm_max, DPC_DEFAULT_SHM_MAX);
     long long pm = (long long)dpc_config_push_max(&cfg);
     PMPI_Bcast(&pm, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     push_max = (size_t)pm;

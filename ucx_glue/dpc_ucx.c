@@ -1273,7 +1273,8 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
     size_t ucx_rndv = UCX_EAGER_MAX + 1;
     g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
                               .size = size, .ack_min = ux->shm && ux->cma_pids ? 0 : ucx_rndv,
-                              .ack_min_device = ucx_rndv};
+                              .ack_min_device = ucx_rndv,
+                              .eager_max = ux->shm ? ux->shm_max : UCX_EAGER_MAX};
     g->ux = ux;
     g->world = w;
     *tp_p = &g->tp;

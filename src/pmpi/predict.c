@@ -31,7 +31,8 @@ DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, 
     dpc_coll_args_t a = {.coll = (dpc_coll_t)coll, .size = c->size, .rank = c->rank,
                          .seg_bytes = dpc_g.cfg.seg_bytes, .push_min = DPC_PUSH_MIN,
                          .push_max = dpc_g.cfg.push_max,
-                         .one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp)};
+                         .one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp),
+                         .eager_max = c->tp->eager_max};
     if (reduces) {
         a.dtype = ti.basic;
         a.count = (size_t)count * (size_t)ti.nbasic;

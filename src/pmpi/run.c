@@ -465,6 +465,7 @@ static bool same_shape(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
            x->count == y->count && x->dtype == y->dtype && x->op == y->op &&
            x->root == y->root && x->seg_bytes == y->seg_bytes && x->one_sided == y->one_sided &&
            x->push_min == y->push_min && x->push_max == y->push_max &&
+           x->eager_max == y->eager_max &&
            ((!has_vectors(x) && !has_vectors(y)) ||
             (same_vec(x->counts, y->counts, x->size) && same_vec(x->displs, y->displs, x->size) &&
              same_vec(x->scounts, y->scounts, x->size) &&
@@ -652,6 +653,7 @@ static void engine_fields(const dpc_comm_t *c, dpc_coll_args_t *a, bool nonblock
     a->push_max = dpc_g.cfg.push_max;
     /* schedules run on host memory (device buffers are staged) */
     a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
+    a->eager_max = c->tp->eager_max;
 }
 
 int dpc_op_start(dpc_req_t *op)

@@ -184,6 +184,9 @@ DPCOLL_TIMEOUT=10 mpi 3 "$misc" leftbehind || fail=1
 echo "== dpcoll_predict: the algorithm a call runs has the lowest prediction (2 and 4 ranks)"
 mpi 2 "$misc" predict || fail=1
 mpi 4 "$misc" predict || fail=1
+echo "== ... priced by the job's own eager limit: mailboxes of 8 KiB (DPCOLL_SHM_MAX=8192), UCX's (DPCOLL_SHM=0), 2 ranks"
+DPCOLL_SHM_MAX=8192 DPC_TEST_EAGER_MAX=8192 mpi 2 "$misc" predict || fail=1
+DPCOLL_SHM=0 DPC_TEST_EAGER_MAX=8192 mpi 2 "$misc" predict || fail=1
 echo "== MPI_THREAD_MULTIPLE, two threads on two communicators, a freed handle reused at once, 2 and 4 ranks"
 mpi 2 "$misc" threads || fail=1
 # (4 ranks on 2 cores: the progress thread kept the lock while a record for

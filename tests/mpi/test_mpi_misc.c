@@ -1223,6 +1223,46 @@ START_TEST(test_predict)
 }
 END_TEST
 
+/* The model prices a message beyond the job's own eager limit as a
+ * rendezvous, and no other: the pairwise all-to-all's prediction jumps
+ * (alpha_rndv over alpha, microseconds) between blocks of B and B + 1 bytes
+ * where B is the largest message the mailboxes carry in this job
+ * (DPC_TEST_EAGER_MAX, which tests/mpi/run.sh sets beside DPCOLL_SHM_MAX or
+ * DPCOLL_SHM=0: 65536 by default, 8192 by UCX), and grows by a byte's price
+ * at the other candidates. Until session 41 the model took the build's
+ * default (65536) whatever the job's mailboxes carried. */
+static double a2a_pairwise_at(int block)
+{
+    return dpcoll_predict("alltoall", "pairwise", block, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+START_TEST(test_eager_bound)
+{
+    const char *env = getenv("DPC_TEST_EAGER_MAX");
+    int bound = env ? atoi(env) : 65536;
+    static const int candidates[] = {256, 8192, 65536};
+    for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+        int b = candidates[i];
+        double before = a2a_pairwise_at(b - 1), at = a2a_pairwise_at(b), after = a2a_pairwise_at(b + 1);
+        double byte = at - before, step = after - at;
+        t_cases++;
+        if (!(before > 0 && byte > 0)) {
+            t_fail("pairwise all-to-all of %d-byte blocks predicted %g s, of %d %g s", b - 1,
+                   before, b, at);
+            continue;
+        }
+        if (b == bound && !(step > 100 * byte))
+            t_fail("the job's mailboxes carry %d bytes, but a block of %d is predicted only "
+                   "%g s dearer (a byte: %g s): not priced as a rendezvous", bound, b + 1, step,
+                   byte);
+        if (b != bound && !(step < 10 * byte))
+            t_fail("a block of %d bytes is predicted %g s dearer than one of %d (a byte: %g s), "
+                   "but this job's eager limit is %d", b + 1, step, b, byte, bound);
+    }
+    t_agree("the model's rendezvous boundary is the job's eager limit");
+}
+END_TEST
+
 /* A rank done with a collective of large messages must leave nothing its
  * peers still need from it: the program may next block in the MPI
  * library's own calls (here MPICH's barrier), which do not progress
@@ -1527,8 +1567,10 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_flood);
     else if (!strcmp(mode, "largecount"))
         tcase_add_test(tc, test_large_count);
-    else if (!strcmp(mode, "predict"))
+    else if (!strcmp(mode, "predict")) {
         tcase_add_test(tc, test_predict);
+        tcase_add_test(tc, test_eager_bound);
+    }
     else if (!strcmp(mode, "leftbehind"))
         tcase_add_test(tc, test_left_behind);
     else if (!strcmp(mode, "idup"))
