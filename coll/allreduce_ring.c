@@ -19,6 +19,15 @@
 #include "coll_util.h"
 #include "ring.h"
 
+/* Segments through the mailboxes for vectors up to this (reduce_seg_bytes:
+ * measured faster up to there, docs/bench/s41) */
+#define MAILBOX_SEGS_UP_TO (1u << 20)
+
+static size_t seg_bytes(const dpc_coll_args_t *a)
+{
+    return reduce_seg_bytes(a, MAILBOX_SEGS_UP_TO);
+}
+
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
@@ -36,7 +45,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     if (even_blocks(a->count, es, p, &off, &len))
         return DPC_ERR_NOMEM;
     ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
-                       .seg = ring_seg_bytes(dpc_seg_bytes(a), es, p, len),
+                       .seg = ring_seg_bytes(seg_bytes(a), es, p, len),
                        .tag0 = 0, .after = DPC_STEP_NONE};
     /* partials accumulate straight in the receive buffer */
     dpc_step_id_t rs = ring_reduce_scatter_phase(&rp, in, out, out + off[r], a->dtype, a->op);
@@ -51,7 +60,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)(a->count * elsize(a));
-    double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
+    double S = seg_count((size_t)(n / p), seg_bytes(a));
     return 2 * (p - 1) * S * msg_alpha(a, c, n / p / S) + 2 * (p - 1) / p * n * c->beta +
            (p - 1) / p * n * c->gamma;
 }
@@ -71,7 +80,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
     size_t es = elsize(a), *off, *len;
     if (p == 1 || a->count == 0 || even_blocks(a->count, es, p, &off, &len))
         return 0;
-    size_t seg = ring_seg_bytes(dpc_seg_bytes(a), es, p, len);
+    size_t seg = ring_seg_bytes(seg_bytes(a), es, p, len);
     uint64_t m = ring_rs_phase_msgs(p, r, len, seg) + ring_ag_phase_msgs(p, r, len, seg, NULL);
     free(off);
     free(len);

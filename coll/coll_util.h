@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "dpc_coll.h"
 #include "dpc_config.h"
+#include "dpc_cost.h"
 #include "part.h"
 
 static inline size_t elsize(const dpc_coll_args_t *a)
@@ -87,6 +88,38 @@ static inline size_t eager_max(const dpc_coll_args_t *a)
 static inline double msg_alpha(const dpc_coll_args_t *a, const dpc_cost_params_t *c, double bytes)
 {
     return bytes > (double)eager_max(a) ? c->alpha_rndv : c->alpha;
+}
+
+/* The segment of the reducing rings (allreduce, reduce-scatter) for calls
+ * whose vector (dpc_coll_bytes) is at most up_to bytes: DPCOLL_SEG_BYTES
+ * where set; else, where the job's mailboxes carry 64 KiB (their default and
+ * most), the largest message they carry; else, and for larger calls,
+ * DPC_DEFAULT_SEG_BYTES, a rendezvous each. A 64 KiB segment through the
+ * mailboxes costs a record's start-up (alpha, under 1 us) where a larger one
+ * pays the rendezvous's (alpha_rndv, 4-5 us), the sender copies the next one
+ * in while the receiver copies the last one out, and the receiver reduces
+ * it from its cache. At 2 ranks (dpcoll_bench -a auto -t, two builds
+ * alternating, speedup over MPICH) the reduce-scatter went 2.35 -> 3.23x at
+ * 256 KiB, 1.62 -> 2.38x at 1 MiB, 1.35 -> 1.84x at 16 MiB, the allreduce
+ * 1.10 -> 1.29x at 512 KiB, 1.54 -> 1.73x at 1 MiB (docs/bench/s41). The
+ * limits are where that stopped: beyond them the direct algorithms
+ * measured faster (allreduce 2-4 MiB by 1.14-1.20x, reduce-scatter 32-64 MiB
+ * by 1.18-1.22x), and the model, fitted when every ring segment was a
+ * rendezvous, prices a mailbox segment of a large call at nothing (its
+ * large sets' alpha is 0) and would choose the ring there. Not the
+ * allgather's ring or the bcasts': nothing is reduced, every byte is copied
+ * twice through the mailboxes against once by a kernel read, and 64 KiB
+ * segments made the allgather 0.80x MPICH at 1 MiB where the direct one
+ * made 1.32x. Smaller mailboxes (UCX's 8 KiB with DPCOLL_SHM=0, a
+ * DPCOLL_SHM_MAX below 64 KiB) keep the large segments: there the start-ups
+ * of many small messages cost more than a rendezvous saves. Every rank has
+ * the same eager limit and vector, so the same segments. */
+static inline size_t reduce_seg_bytes(const dpc_coll_args_t *a, size_t up_to)
+{
+    if (a->seg_bytes)
+        return a->seg_bytes;
+    size_t e = eager_max(a);
+    return e >= DPC_DEFAULT_SHM_MAX && dpc_coll_bytes(a) <= up_to ? e : DPC_DEFAULT_SEG_BYTES;
 }
 
 /* The copy of a rank's own block from its input into place (allgather,

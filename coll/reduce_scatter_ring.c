@@ -14,6 +14,15 @@
 #include "coll_util.h"
 #include "ring.h"
 
+/* Segments through the mailboxes for vectors up to this (reduce_seg_bytes:
+ * measured faster up to there, docs/bench/s41) */
+#define MAILBOX_SEGS_UP_TO (16u << 20)
+
+static size_t seg_bytes(const dpc_coll_args_t *a)
+{
+    return reduce_seg_bytes(a, MAILBOX_SEGS_UP_TO);
+}
+
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
@@ -28,7 +37,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         goto out;
     }
     ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
-                       .seg = ring_seg_bytes(dpc_seg_bytes(a), elsize(a), p, len),
+                       .seg = ring_seg_bytes(seg_bytes(a), elsize(a), p, len),
                        .tag0 = 0, .after = DPC_STEP_NONE};
     if (!a->in_place) {
         ring_reduce_scatter_phase(&rp, in, NULL, out, a->dtype, a->op);
@@ -49,7 +58,7 @@ out:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)total_bytes(a);
-    double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
+    double S = seg_count((size_t)(n / p), seg_bytes(a));
     return (p - 1) * S * msg_alpha(a, c, n / p / S) + (p - 1) / p * n * (c->beta + c->gamma);
 }
 
@@ -66,7 +75,7 @@ static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
     if (a->size == 1 || rank_blocks(a, 1, &off, &len))
         return 0;
     uint64_t m = ring_rs_phase_msgs(a->size, r, len,
-                                    ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len));
+                                    ring_seg_bytes(seg_bytes(a), elsize(a), a->size, len));
     free(off);
     free(len);
     return m;

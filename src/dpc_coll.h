@@ -56,7 +56,10 @@ typedef struct dpc_coll_args {
     dpc_dtype_t dtype;
     dpc_op_t op;
     int root;
-    size_t seg_bytes;   /* pipeline segment size for chunked algorithms; 0 = default */
+    size_t seg_bytes;   /* pipeline segment size for chunked algorithms (DPCOLL_SEG_BYTES);
+                         * 0 = the library's: the mailboxes' largest message for the
+                         * reducing rings (reduce_seg_bytes), DPC_DEFAULT_SEG_BYTES for
+                         * the others (dpc_seg_bytes) */
     bool one_sided;     /* the transport can read peers' memory (host buffers): the
                          * same on every rank, as the transport and library are */
     size_t push_min, push_max;  /* one-sided allgathers whose whole output is from push_min
@@ -232,7 +235,8 @@ extern const dpc_algo_t dpc_algo_reduce_scatter_block_owner, dpc_algo_reduce_sca
 dpc_status_t dpc_pipeline_rs_build(const dpc_coll_args_t *a, const dpc_pipe_t *pp,
                                    size_t chunk_bytes, dpc_sched_t *s);
 
-/* Default pipeline segment in bytes, and the effective one for a call. */
+/* Default pipeline segment in bytes, and the effective one for a call (the
+ * reducing rings take reduce_seg_bytes, coll/coll_util.h). */
 #define DPC_DEFAULT_SEG_BYTES (256u * 1024u)
 static inline size_t dpc_seg_bytes(const dpc_coll_args_t *a)
 {

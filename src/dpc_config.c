@@ -15,7 +15,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->cost = dpc_cost_model_defaults();
     cfg->log_level = 1;
     cfg->timeout_s = DPC_DEFAULT_TIMEOUT_S;
-    cfg->seg_bytes = DPC_DEFAULT_SEG_BYTES;
+    cfg->seg_bytes = 0;   /* the library's: reduce_seg_bytes, dpc_seg_bytes */
     cfg->progress_thread = true;
     cfg->one_sided = true;
     cfg->device_reduce = true;

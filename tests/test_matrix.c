@@ -254,6 +254,82 @@ START_TEST(test_own_block_first)
 }
 END_TEST
 
+/* The rings' segments: the reducing rings' (allreduce, reduce-scatter) as
+ * large as the mailboxes carry where they carry 64 KiB (the job's eager
+ * limit; 0, the one-node default, is 64 KiB) and the vector is at most
+ * 1 MiB (allreduce) or 16 MiB (reduce-scatter), DPC_DEFAULT_SEG_BYTES where
+ * the mailboxes carry less or the vector is larger, DPCOLL_SEG_BYTES
+ * (args.seg_bytes) where set; the allgather's ring DPC_DEFAULT_SEG_BYTES
+ * whatever the mailboxes. Counted in the messages each rank sends, against
+ * the closed form steps x ceil(block / segment). */
+START_TEST(test_ring_segments)
+{
+    enum { K = 1024, DEF = DPC_DEFAULT_SEG_BYTES };
+    static const struct {
+        dpc_coll_t coll;
+        int p;
+        size_t block, eager, seg, want_seg;
+    } cases[] = {
+        {DPC_ALLREDUCE, 2, 256 * K, 0, 0, 64 * K},
+        {DPC_ALLREDUCE, 3, 256 * K, 65536, 0, 64 * K},
+        {DPC_ALLREDUCE, 3, 256 * K, 32768, 0, DEF},
+        {DPC_ALLREDUCE, 3, 256 * K, 8192, 0, DEF},
+        {DPC_ALLREDUCE, 3, 256 * K, 65536, 131072, 128 * K},
+        {DPC_ALLREDUCE, 2, 1024 * K, 65536, 0, DEF},          /* a 2 MiB vector */
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 256 * K, 0, 0, 64 * K},
+        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 8192, 0, DEF},
+        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 65536, 131072, 128 * K},
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 8192 * K, 65536, 0, 64 * K},   /* 16 MiB */
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 12288 * K, 65536, 0, DEF},     /* 24 MiB */
+        {DPC_ALLGATHER, 3, 256 * K, 65536, 0, DEF},
+        {DPC_ALLGATHER, 3, 256 * K, 65536, 131072, 128 * K},
+    };
+    for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+        dpc_coll_t coll = cases[ci].coll;
+        int p = cases[ci].p;
+        const dpc_algo_t *al = dpc_algo_find(coll, "ring");
+        size_t per = cases[ci].block / sizeof(float);   /* a block's elements */
+        size_t count = coll == DPC_ALLREDUCE ? per * (size_t)p : per;
+        size_t in_n = coll == DPC_REDUCE_SCATTER_BLOCK ? per * (size_t)p : count;
+        size_t out_n = coll == DPC_ALLGATHER ? per * (size_t)p : count;
+        float *in = calloc(in_n * (size_t)p, sizeof(float));
+        float *out = calloc(out_n * (size_t)p, sizeof(float));
+        dpc_coll_args_t args[3];
+        dpc_status_t st[3];
+        ck_assert_ptr_nonnull(in);
+        ck_assert_ptr_nonnull(out);
+        for (int r = 0; r < p; r++)
+            args[r] = (dpc_coll_args_t){.coll = coll, .rank = r, .size = p,
+                                        .sbuf = in + in_n * (size_t)r,
+                                        .rbuf = out + out_n * (size_t)r, .count = count,
+                                        .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
+                                        .seg_bytes = cases[ci].seg, .eager_max = cases[ci].eager};
+        dpc_sim_t *sim = dpc_sim_create(p, NULL);
+        ck_assert_ptr_nonnull(sim);
+        ck_assert_int_eq(dpc_sim_run(sim, al, args, 0, st, NULL, NULL, NULL), DPC_OK);
+        /* (p - 1 steps a phase; an allgather phase of 2 ranks sends each
+         * block whole: nothing is forwarded, ring.c's ag_seg) */
+        size_t seg = cases[ci].want_seg;
+        uint64_t per_step = (cases[ci].block + seg - 1) / seg, ag_step = p == 2 ? 1 : per_step;
+        uint64_t want = coll == DPC_ALLREDUCE   ? (uint64_t)(p - 1) * (per_step + ag_step)
+                        : coll == DPC_ALLGATHER ? (uint64_t)(p - 1) * ag_step
+                                                : (uint64_t)(p - 1) * per_step;
+        for (int r = 0; r < p; r++) {
+            ck_assert_int_eq(st[r], DPC_OK);
+            ck_assert_msg(dpc_sim_msgs_sent(sim, r) == want,
+                          "%s ring p=%d, blocks of %zu, mailboxes of %zu bytes, DPCOLL_SEG_BYTES "
+                          "%zu: rank %d sent %llu messages, expected %llu (segments of %zu)",
+                          dpc_coll_name(coll), p, cases[ci].block, cases[ci].eager, cases[ci].seg,
+                          r, (unsigned long long)dpc_sim_msgs_sent(sim, r),
+                          (unsigned long long)want, seg);
+        }
+        dpc_sim_destroy(sim);
+        free(in);
+        free(out);
+    }
+}
+END_TEST
+
 int main(void)
 {
     quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
@@ -281,6 +357,9 @@ int main(void)
     TCase *tb = tcase_create("own_block_first");
     tcase_add_test(tb, test_own_block_first);
     suite_add_tcase(s, tb);
+    TCase *tsg = tcase_create("ring_segments");
+    tcase_add_test(tsg, test_ring_segments);
+    suite_add_tcase(s, tsg);
     TCase *tf = tcase_create("faults");
     tcase_set_timeout(tf, 900);
     tcase_add_loop_test(tf, test_faults, 0, nalgos);

@@ -94,7 +94,12 @@ int main(int argc, char **argv)
     printf("  DPCOLL_TIMEOUT                         %g s%s\n", cfg.timeout_s, cfg.timeout_s == 0 ? " (none)" : "");
     printf("  DPCOLL_STATS                           %d\n", cfg.stats);
     printf("  DPCOLL_LOG_LEVEL                       %d\n", cfg.log_level);
-    printf("  DPCOLL_SEG_BYTES                       %zu\n", cfg.seg_bytes);
+    if (cfg.seg_bytes)
+        printf("  DPCOLL_SEG_BYTES                       %zu\n", cfg.seg_bytes);
+    else
+        printf("  DPCOLL_SEG_BYTES                       unset (%u; the reducing rings': the "
+               "mailboxes' largest message where they carry %u bytes)\n",
+               DPC_DEFAULT_SEG_BYTES, DPC_DEFAULT_SHM_MAX);
     for (int c = 0; c < DPC_COLL_COUNT; c++) {
         char var[64];
         dpc_config_algo_var(c, var, sizeof(var));

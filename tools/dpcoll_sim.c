@@ -42,13 +42,14 @@ static void usage(FILE *f)
         "                       default: p for allreduce/bcast, 1 otherwise)\n"
         "  -r, --root R         broadcast root (default 0)\n"
         "  -i, --in-place       MPI_IN_PLACE semantics\n"
-        "  -s, --seg BYTES      pipeline segment size (default %u)\n"
+        "  -s, --seg BYTES      pipeline segment size (default %u; the reducing rings': %u,\n"
+        "                       as through 64 KiB mailboxes)\n"
         "  -a, --alpha SECONDS  latency per message for the prediction (default 10e-6)\n"
         "  -b, --bw BYTES/S     link bandwidth (default 10e9)\n"
         "  -g, --reduce-bw B/S  reduction bandwidth (default 5e9)\n"
         "  -R, --reorder SEED   deliver messages in a seeded random order\n"
         "  -t, --trace          print every rank's buffer after every step (p <= 8)\n"
-        "Data are int64; reductions use sum.\n", DPC_DEFAULT_SEG_BYTES);
+        "Data are int64; reductions use sum.\n", DPC_DEFAULT_SEG_BYTES, DPC_DEFAULT_SHM_MAX);
 }
 
 static void list_algos(void)

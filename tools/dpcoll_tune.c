@@ -61,14 +61,14 @@ static int cmp_size(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* DPCOLL_PUSH_MAX as the shim takes it: rank 0's (main) */
-static size_t push_max;
+/* DPCOLL_PUSH_MAX and DPCOLL_SEG_BYTES as the shim takes them: rank 0's (main) */
+static size_t push_max, seg_bytes;
 
 /* arguments as the shim builds them for these calls */
 static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
 {
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
-                         .seg_bytes = DPC_DEFAULT_SEG_BYTES, .push_min = DPC_PUSH_MIN,
+                         .seg_bytes = seg_bytes, .push_min = DPC_PUSH_MIN,
                          .push_max = push_max};
     a.count = timed_count(coll, bytes / sizeof(float), p);
     if (coll != DPC_ALLREDUCE && coll != DPC_REDUCE_SCATTER_BLOCK) {
@@ -840,6 +840,9 @@ int main(int argc, char **argv)
     long long pm = (long long)dpc_config_push_max(&cfg);
     PMPI_Bcast(&pm, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     push_max = (size_t)pm;
+    long long sb = (long long)cfg.seg_bytes;
+    PMPI_Bcast(&sb, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    seg_bytes = (size_t)sb;
     size_t maxb = 64u << 20;
     point_t *pt = calloc(MAXPT, sizeof(point_t));
     int n;
