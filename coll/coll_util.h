@@ -99,9 +99,10 @@ static inline double msg_alpha(const dpc_coll_args_t *a, const dpc_cost_params_t
  * pays the rendezvous's (alpha_rndv, 4-5 us), the sender copies the next one
  * in while the receiver copies the last one out, and the receiver reduces
  * it from its cache. At 2 ranks (dpcoll_bench -a auto -t, two builds
- * alternating, speedup over MPICH) the reduce-scatter went 2.35 -> 3.23x at
- * 256 KiB, 1.62 -> 2.38x at 1 MiB, 1.35 -> 1.84x at 16 MiB, the allreduce
- * 1.10 -> 1.29x at 512 KiB, 1.54 -> 1.73x at 1 MiB (docs/bench/s41). The
+ * alternating, speedup over MPICH, medians of 4) the reduce-scatter went
+ * 1.62 -> 2.75x at 512 KiB, 1.60 -> 2.25x at 1 MiB, 1.50 -> 2.05x at 8 MiB,
+ * the allreduce 1.21 -> 1.39x at 256 KiB, 1.50 -> 1.73x at 1 MiB
+ * (docs/bench/s41/reduce_rings_ab.txt). The
  * limits are where that stopped: beyond them the direct algorithms
  * measured faster (allreduce 2-4 MiB by 1.14-1.20x, reduce-scatter 32-64 MiB
  * by 1.18-1.22x), and the model, fitted when every ring segment was a
