@@ -118,6 +118,19 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
                  .alpha_get = 0, .alpha_call = 6.86e-4, .beta_concurrent = 3.56e-11,
                  .beta_reread = 1.12e-10}},
         .from = {0, 1u << 20, 8u << 20, 32u << 20}};
+    /* A measured choice: at 2 ranks a blocking bcast of 16-128 KiB ran
+     * fastest as scatter-allgather in each of ten dpcoll_bench -a all -t
+     * runs of session 41 (two halves through the mailboxes, the root
+     * copying the second in while the other rank copies the first out),
+     * 1.0-1.36x faster than the binomial tree at 16-64 KiB and 1.3-1.7x than
+     * the direct read at 128 KiB, which these constants choose there: they
+     * price a mailbox byte as one copy, and the pipelining of the two
+     * copies is what wins (docs/bench/s41/bcast_choice.txt). Only blocking
+     * calls were measured. */
+    m.rule[m.nrules++] = (dpc_cost_rule_t){.coll = DPC_BCAST, .nranks = 2, .lo = 16384,
+                                           .hi = 131072,
+                                           .al = dpc_algo_find(DPC_BCAST, "scatter_allgather"),
+                                           .calls = DPC_CALLS_BLOCKING};
     return m;
 }
 

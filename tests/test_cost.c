@@ -377,6 +377,36 @@ START_TEST(test_allgather_push_priced)
 }
 END_TEST
 
+/* The one-node model's own measured choice: a blocking bcast of 16-128 KiB
+ * at 2 ranks runs scatter-allgather (the constants choose binomial or
+ * direct there); one byte either side, another group size, a nonblocking
+ * call: the constants' pick. */
+START_TEST(test_builtin_bcast_choice)
+{
+    dpc_cost_model_t m = dpc_cost_model_one_node(), plain = m;
+    plain.nrules = 0;
+    const dpc_algo_t *sa = dpc_algo_find(DPC_BCAST, "scatter_allgather");
+    dpc_coll_args_t a = {.coll = DPC_BCAST, .size = 2, .dtype = DPC_BYTE, .one_sided = true};
+    for (size_t n = 16384; n <= 131072; n *= 2) {
+        a.count = n;
+        ck_assert_ptr_eq(dpc_cost_select_model(&a, &m), sa);
+        ck_assert_msg(dpc_cost_select_model(&a, &plain) != sa, "%zu B: the constants alone "
+                      "choose scatter-allgather (the measured choice is then not needed)", n);
+    }
+    size_t outside[] = {16383, 131073};
+    for (int i = 0; i < 2; i++) {
+        a.count = outside[i];
+        ck_assert_ptr_eq(dpc_cost_select_model(&a, &m), dpc_cost_select_model(&a, &plain));
+    }
+    a.count = 65536;
+    dpc_coll_args_t nb = a, three = a;
+    nb.nonblocking = true;
+    three.size = 3;
+    ck_assert_ptr_eq(dpc_cost_select_model(&nb, &m), dpc_cost_select_model(&nb, &plain));
+    ck_assert_ptr_eq(dpc_cost_select_model(&three, &m), dpc_cost_select_model(&three, &plain));
+}
+END_TEST
+
 /* Measured choices (a tune file's "choose" lines): one that matches the
  * collective, the ranks and the bytes (inclusive) and applies replaces the
  * constants' pick, the first of several that match wins, and one that
@@ -385,7 +415,10 @@ END_TEST
  * pick; written and read back as they were; bad lines refused by number. */
 START_TEST(test_measured_choices)
 {
-    dpc_cost_model_t m = dpc_cost_model_one_node(), plain = m;
+    /* (the one-node constants without their own measured choice) */
+    dpc_cost_model_t m = dpc_cost_model_one_node();
+    m.nrules = 0;
+    dpc_cost_model_t plain = m;
     char err[256] = "";
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 2, .dtype = DPC_FLOAT,
                          .count = 1u << 18, .op = DPC_OP_SUM, .one_sided = true};
@@ -541,6 +574,7 @@ int main(void)
     tcase_add_test(tc, test_bcast_direct_prices_the_second_copy);
     tcase_add_test(tc, test_whole_message_reductions_reread);
     tcase_add_test(tc, test_measured_choices);
+    tcase_add_test(tc, test_builtin_bcast_choice);
     tcase_add_test(tc, test_allgather_push_priced);
     suite_add_tcase(su, tc);
     return check_run(su);
