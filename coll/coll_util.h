@@ -90,11 +90,11 @@ static inline double msg_alpha(const dpc_coll_args_t *a, const dpc_cost_params_t
     return bytes > (double)eager_max(a) ? c->alpha_rndv : c->alpha;
 }
 
-/* The segment of the reducing rings (allreduce, reduce-scatter) for calls
- * whose vector (dpc_coll_bytes) is at most up_to bytes: DPCOLL_SEG_BYTES
- * where set; else, where the job's mailboxes carry 64 KiB (their default and
- * most), the largest message they carry; else, and for larger calls,
- * DPC_DEFAULT_SEG_BYTES, a rendezvous each. A 64 KiB segment through the
+/* The segment of the reducing rings (allreduce, reduce-scatter) for
+ * blocking calls whose vector (dpc_coll_bytes) is at most up_to bytes:
+ * DPCOLL_SEG_BYTES where set; else, where the job's mailboxes carry 64 KiB
+ * (their default and most), the largest message they carry; else, and for
+ * larger or nonblocking calls, DPC_DEFAULT_SEG_BYTES, a rendezvous each. A 64 KiB segment through the
  * mailboxes costs a record's start-up (alpha, under 1 us) where a larger one
  * pays the rendezvous's (alpha_rndv, 4-5 us), the sender copies the next one
  * in while the receiver copies the last one out, and the receiver reduces
@@ -113,14 +113,22 @@ static inline double msg_alpha(const dpc_coll_args_t *a, const dpc_cost_params_t
  * segments made the allgather 0.80x MPICH at 1 MiB where the direct one
  * made 1.32x. Smaller mailboxes (UCX's 8 KiB with DPCOLL_SHM=0, a
  * DPCOLL_SHM_MAX below 64 KiB) keep the large segments: there the start-ups
- * of many small messages cost more than a rendezvous saves. Every rank has
- * the same eager limit and vector, so the same segments. */
+ * of many small messages cost more than a rendezvous saves. Nonblocking
+ * calls keep them too: several in flight put many segments into a peer's
+ * ring before it posts their receives, and each such record is moved aside
+ * into heap blocks (a third copy; 8 MPI_Iallreduce of 256 KiB in flight at
+ * 3 ranks took 170 fresh pages in 30 rounds where test_mpi_nbc's
+ * test_in_flight_scratch_reused allows 64), and only blocking calls were
+ * measured faster. Every rank has the same eager limit, vector and kind of
+ * call (MPI matches blocking with blocking only), so the same segments. */
 static inline size_t reduce_seg_bytes(const dpc_coll_args_t *a, size_t up_to)
 {
     if (a->seg_bytes)
         return a->seg_bytes;
     size_t e = eager_max(a);
-    return e >= DPC_DEFAULT_SHM_MAX && dpc_coll_bytes(a) <= up_to ? e : DPC_DEFAULT_SEG_BYTES;
+    return e >= DPC_DEFAULT_SHM_MAX && !a->nonblocking && dpc_coll_bytes(a) <= up_to
+               ? e
+               : DPC_DEFAULT_SEG_BYTES;
 }
 
 /* The copy of a rank's own block from its input into place (allgather,

@@ -256,9 +256,10 @@ END_TEST
 
 /* The rings' segments: the reducing rings' (allreduce, reduce-scatter) as
  * large as the mailboxes carry where they carry 64 KiB (the job's eager
- * limit; 0, the one-node default, is 64 KiB) and the vector is at most
- * 1 MiB (allreduce) or 16 MiB (reduce-scatter), DPC_DEFAULT_SEG_BYTES where
- * the mailboxes carry less or the vector is larger, DPCOLL_SEG_BYTES
+ * limit; 0, the one-node default, is 64 KiB), the vector is at most 1 MiB
+ * (allreduce) or 16 MiB (reduce-scatter) and the call blocks,
+ * DPC_DEFAULT_SEG_BYTES where the mailboxes carry less, the vector is
+ * larger or the call is nonblocking, DPCOLL_SEG_BYTES
  * (args.seg_bytes) where set; the allgather's ring DPC_DEFAULT_SEG_BYTES
  * whatever the mailboxes. Counted in the messages each rank sends, against
  * the closed form steps x ceil(block / segment). */
@@ -269,20 +270,23 @@ START_TEST(test_ring_segments)
         dpc_coll_t coll;
         int p;
         size_t block, eager, seg, want_seg;
+        bool nonblocking;
     } cases[] = {
-        {DPC_ALLREDUCE, 2, 256 * K, 0, 0, 64 * K},
-        {DPC_ALLREDUCE, 3, 256 * K, 65536, 0, 64 * K},
-        {DPC_ALLREDUCE, 3, 256 * K, 32768, 0, DEF},
-        {DPC_ALLREDUCE, 3, 256 * K, 8192, 0, DEF},
-        {DPC_ALLREDUCE, 3, 256 * K, 65536, 131072, 128 * K},
-        {DPC_ALLREDUCE, 2, 1024 * K, 65536, 0, DEF},          /* a 2 MiB vector */
-        {DPC_REDUCE_SCATTER_BLOCK, 2, 256 * K, 0, 0, 64 * K},
-        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 8192, 0, DEF},
-        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 65536, 131072, 128 * K},
-        {DPC_REDUCE_SCATTER_BLOCK, 2, 8192 * K, 65536, 0, 64 * K},   /* 16 MiB */
-        {DPC_REDUCE_SCATTER_BLOCK, 2, 12288 * K, 65536, 0, DEF},     /* 24 MiB */
-        {DPC_ALLGATHER, 3, 256 * K, 65536, 0, DEF},
-        {DPC_ALLGATHER, 3, 256 * K, 65536, 131072, 128 * K},
+        {DPC_ALLREDUCE, 2, 256 * K, 0, 0, 64 * K, false},
+        {DPC_ALLREDUCE, 3, 256 * K, 65536, 0, 64 * K, false},
+        {DPC_ALLREDUCE, 3, 256 * K, 32768, 0, DEF, false},
+        {DPC_ALLREDUCE, 3, 256 * K, 8192, 0, DEF, false},
+        {DPC_ALLREDUCE, 3, 256 * K, 65536, 131072, 128 * K, false},
+        {DPC_ALLREDUCE, 2, 1024 * K, 65536, 0, DEF, false},          /* a 2 MiB vector */
+        {DPC_ALLREDUCE, 2, 256 * K, 65536, 0, DEF, true},
+        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 65536, 0, DEF, true},
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 256 * K, 0, 0, 64 * K, false},
+        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 8192, 0, DEF, false},
+        {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 65536, 131072, 128 * K, false},
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 8192 * K, 65536, 0, 64 * K, false},   /* 16 MiB */
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 12288 * K, 65536, 0, DEF, false},     /* 24 MiB */
+        {DPC_ALLGATHER, 3, 256 * K, 65536, 0, DEF, false},
+        {DPC_ALLGATHER, 3, 256 * K, 65536, 131072, 128 * K, false},
     };
     for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
         dpc_coll_t coll = cases[ci].coll;
@@ -303,7 +307,8 @@ START_TEST(test_ring_segments)
                                         .sbuf = in + in_n * (size_t)r,
                                         .rbuf = out + out_n * (size_t)r, .count = count,
                                         .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
-                                        .seg_bytes = cases[ci].seg, .eager_max = cases[ci].eager};
+                                        .seg_bytes = cases[ci].seg, .eager_max = cases[ci].eager,
+                                        .nonblocking = cases[ci].nonblocking};
         dpc_sim_t *sim = dpc_sim_create(p, NULL);
         ck_assert_ptr_nonnull(sim);
         ck_assert_int_eq(dpc_sim_run(sim, al, args, 0, st, NULL, NULL, NULL), DPC_OK);
@@ -318,9 +323,9 @@ START_TEST(test_ring_segments)
             ck_assert_int_eq(st[r], DPC_OK);
             ck_assert_msg(dpc_sim_msgs_sent(sim, r) == want,
                           "%s ring p=%d, blocks of %zu, mailboxes of %zu bytes, DPCOLL_SEG_BYTES "
-                          "%zu: rank %d sent %llu messages, expected %llu (segments of %zu)",
+                          "%zu%s: rank %d sent %llu messages, expected %llu (segments of %zu)",
                           dpc_coll_name(coll), p, cases[ci].block, cases[ci].eager, cases[ci].seg,
-                          r, (unsigned long long)dpc_sim_msgs_sent(sim, r),
+                          cases[ci].nonblocking ? ", nonblocking" : "", r, (unsigned long long)dpc_sim_msgs_sent(sim, r),
                           (unsigned long long)want, seg);
         }
         dpc_sim_destroy(sim);
