@@ -123,12 +123,10 @@ static inline double msg_alpha(const dpc_coll_args_t *a, const dpc_cost_params_t
  * call (MPI matches blocking with blocking only), so the same segments. */
 static inline size_t reduce_seg_bytes(const dpc_coll_args_t *a, size_t up_to)
 {
-    if (a->seg_bytes)
-        return a->seg_bytes;
     size_t e = eager_max(a);
-    return e >= DPC_DEFAULT_SHM_MAX && !a->nonblocking && dpc_coll_bytes(a) <= up_to
-               ? e
-               : DPC_DEFAULT_SEG_BYTES;
+    bool mailbox = !a->seg_bytes && e >= DPC_DEFAULT_SHM_MAX && !a->nonblocking &&
+                   dpc_coll_bytes(a) <= up_to;
+    return mailbox ? e : dpc_seg_bytes(a);   /* (DPCOLL_SEG_BYTES, or the default) */
 }
 
 /* The copy of a rank's own block from its input into place (allgather,
