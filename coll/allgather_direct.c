@@ -4,22 +4,24 @@
  *  - pull: every rank exposes its own block and reads every peer's block
  *    straight into its output;
  *  - push (equal blocks, and calls whose whole output is from
- *    a->push_min up to a->push_max bytes): every rank exposes its
- *    output and writes its own
- *    block into every peer's (with displacements a rank cannot know where
- *    a peer keeps its block: each rank's displs are its own).
+ *    a->push_min up to a->push_max bytes: direct_pushes): every rank
+ *    exposes its output and writes its own block into every peer's (with
+ *    displacements a rank cannot know where a peer keeps its block: each
+ *    rank's displs are its own).
  * Every rank takes the same way (the output's size and push_max are the
  * same on all).
  *
  * Why: the same one copy per block as a rendezvous send, without the
  * handshake of every message (a ring sends p-1 messages per segment). Why
- * two ways: while the blocks fit in a core's cache the writer's source is
- * in its own cache and pushing is faster; beyond it, reading is (figures
- * at DPC_PUSH_MAX_CACHE, src/dpc_config.h). Below push_min (DPC_PUSH_MIN) reading
- * is faster again when each rank reads its output between calls, as a
- * program does (dpcoll_bench -t, 2 ranks: 32-128 KiB 3.6-9.9 us reading,
- * 3.9-11.4 writing; 256 KiB-2 MiB 13.7-140 writing, 14.8-158 reading);
- * with the output left alone the two tie there.
+ * two ways: which is faster depends on the machine. While the blocks fit in
+ * a core's cache the writer's source is in its own cache and pushing is
+ * faster everywhere measured; beyond it one VM read faster and another
+ * (this project's now) writes faster at every size to 64 MiB (figures at
+ * DPC_PUSH_MAX_ALL, src/dpc_config.h; DPCOLL_PUSH_MAX chooses). Below
+ * push_min (DPC_PUSH_MIN) reading is faster again when each rank reads its
+ * output between calls, as a program does (dpcoll_bench -t, 2 ranks:
+ * 32-128 KiB 3.6-9.9 us reading, 3.9-11.4 writing; 256 KiB-2 MiB 13.7-140
+ * writing, 14.8-158 reading); with the output left alone the two tie there.
  *
  * Restrictions: host memory on a transport with one-sided access; any
  * counts and displacements.
@@ -31,25 +33,6 @@
  */
 #include "config.h"
 #include "direct.h"
-
-/* Whether the call pushes (every rank takes the same way: the output's
- * size and push_max are the same on all) */
-static bool pushes(const dpc_coll_args_t *a)
-{
-    size_t total = dpc_coll_bytes(a);
-    return !a->counts && !a->displs && total >= a->push_min && total <= a->push_max;
-}
-
-/* What a byte pushed costs against beta. A pushed block is read from the
- * writer's own cache, where the program has just written it; a pull, and
- * the ring's and recursive doubling's rendezvous, read it from the peer's.
- * The model priced both alike, so at 2 ranks it took ring (256-512 KiB)
- * and recursive doubling (1 MiB), which direct beat by 1.18-1.66x in every
- * one of 8 runs of dpcoll_bench -t, blocking and -i 4 (1.0-1.12x at 2
- * MiB, where it reads; without -t, 0.93-1.18x: docs/bench/s36). 0.75 is
- * less than those ratios say (the pushed half of the bytes would cost
- * 0.4-0.6), enough to take direct where the prices otherwise tie. */
-#define DPC_PUSH_BETA_SCALE 0.75
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -66,7 +49,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     /* equal blocks only: with displacements, where a peer keeps our block
      * is its own business (each rank's displs are its own) */
     size_t total = (size_t)p * len[r];
-    bool push = pushes(a);
+    bool push = direct_pushes(a);
     direct_t d;
     /* pushing, peers write into our whole output (each at its own block) */
     void *bufs[1] = {push ? (void *)out : (void *)mine};
@@ -101,7 +84,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size, n = (double)dpc_coll_bytes(a);
-    double moved = (p - 1) / p * n * c->beta * (pushes(a) ? DPC_PUSH_BETA_SCALE : 1);
+    double moved = (p - 1) / p * n * c->beta * (direct_pushes(a) ? DPC_PUSH_BETA_SCALE : 1);
     return (p - 1) * (2 * c->alpha + c->alpha_get) + moved + own_copy_cost(a, n / p, c);
 }
 

@@ -86,6 +86,31 @@ dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *
  * for all of them to say the same (the peers taking part). */
 dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
 
+/* Whether a one-sided call of equal blocks writes each rank's blocks into
+ * its peers' outputs (push) instead of having the peers read them (pull):
+ * calls whose whole output (dpc_coll_bytes) is from a->push_min to
+ * a->push_max bytes. Every rank takes the same way (the sizes and the
+ * settings are the same on all). Pushing needs to know where a peer keeps
+ * the block, which equal blocks say and displacements do not (each rank's
+ * displs are its own). */
+static inline bool direct_pushes(const dpc_coll_args_t *a)
+{
+    size_t total = dpc_coll_bytes(a);
+    return !a->counts && !a->displs && total >= a->push_min && total <= a->push_max;
+}
+
+/* What a byte pushed costs against beta. A pushed block is read from the
+ * writer's own cache, where the program has just written it; a pull, and
+ * the ring's and recursive doubling's rendezvous, read it from the peer's.
+ * The model priced both alike, so at 2 ranks it took ring (256-512 KiB)
+ * and recursive doubling (1 MiB), which the direct allgather beat by
+ * 1.18-1.66x in every one of 8 runs of dpcoll_bench -t, blocking and -i 4
+ * (1.0-1.12x at 2 MiB, where it read; without -t, 0.93-1.18x:
+ * docs/bench/s36). 0.75 is less than those ratios say (the pushed half of
+ * the bytes would cost 0.4-0.6), enough to take direct where the prices
+ * otherwise tie. */
+#define DPC_PUSH_BETA_SCALE 0.75
+
 /* A read or write of another process's memory is a system call that pins
  * the pages it touches, not a message: it costs alpha_get (fitted by
  * dpcoll_tune: about 0.45 us on one node, 1.4 mailbox messages). */

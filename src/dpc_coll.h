@@ -62,10 +62,10 @@ typedef struct dpc_coll_args {
                          * the others (dpc_seg_bytes) */
     bool one_sided;     /* the transport can read peers' memory (host buffers): the
                          * same on every rank, as the transport and library are */
-    size_t push_min, push_max;  /* one-sided allgathers whose whole output is from push_min
-                         * to push_max bytes write each rank's block into its peers'
-                         * outputs instead of having the peers read it (DPC_PUSH_MIN,
-                         * DPCOLL_PUSH_MAX; push_max 0: never) */
+    size_t push_min, push_max;  /* one-sided allgathers and all-to-alls whose whole output
+                         * is from push_min to push_max bytes write each rank's blocks
+                         * into its peers' outputs instead of having the peers read
+                         * them (DPC_PUSH_MIN, DPCOLL_PUSH_MAX; push_max 0: never) */
     bool nonblocking;   /* the call returns before it completes (nonblocking or
                          * persistent; every rank alike, as MPI requires): a measured
                          * choice may be for one kind of call only (dpc_cost_rule_t) */

@@ -23,34 +23,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->ipc_min = DPC_DEFAULT_IPC_MIN;
     cfg->shm = true;
     cfg->shm_max = DPC_DEFAULT_SHM_MAX;
-    cfg->push_max = DPC_PUSH_MAX_CACHE;
-}
-
-size_t dpc_config_cache_bytes(void)
-{
-    long b = -1;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-    b = sysconf(_SC_LEVEL2_CACHE_SIZE);
-#endif
-    if (b <= 0) {   /* glibc without the value: the kernel's description */
-        FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index2/size", "r");
-        char unit = 0;
-        if (f) {
-            if (fscanf(f, "%ld%c", &b, &unit) < 1)
-                b = -1;
-            fclose(f);
-        }
-        if (b > 0 && (unit == 'K' || unit == 'k'))
-            b *= 1024;
-        else if (b > 0 && (unit == 'M' || unit == 'm'))
-            b *= 1024 * 1024;
-    }
-    return b > 0 ? (size_t)b : DPC_DEFAULT_PUSH_MAX;
-}
-
-size_t dpc_config_push_max(const dpc_config_t *cfg)
-{
-    return cfg->push_max == DPC_PUSH_MAX_CACHE ? dpc_config_cache_bytes() : cfg->push_max;
+    cfg->push_max = DPC_PUSH_MAX_ALL;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -116,8 +89,9 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
         cfg->shm_max = (size_t)b;
     }
     if ((v = getenv("DPCOLL_PUSH_MAX"))) {
+        errno = 0;
         unsigned long long b = strtoull(v, &end, 10);
-        if (!*v || *end || *v == '-' || b == (unsigned long long)DPC_PUSH_MAX_CACHE) {
+        if (!*v || *end || *v == '-' || errno == ERANGE) {
             snprintf(err, errlen, "DPCOLL_PUSH_MAX=%s: expected bytes (an integer >= 0)", v);
             return DPC_ERR_ARG;
         }
@@ -233,7 +207,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[SH_SHM_MAX] = (long long)cfg->shm_max;
     v[SH_IPC] = cfg->ipc;
     v[SH_IPC_MIN] = (long long)cfg->ipc_min;
-    v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* the cache's: -1 */
+    v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* no limit: -1 */
     v[SH_AUTOTUNE] = cfg->autotune;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[SH_FORCE + c] = algo_index(cfg->force[c]);

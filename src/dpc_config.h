@@ -37,8 +37,7 @@ typedef struct dpc_config {
                                               device to device through CUDA IPC (default on) */
     size_t ipc_min;                        /* DPCOLL_IPC_MIN: from this many bytes on */
     size_t push_max;                       /* DPCOLL_PUSH_MAX (dpc_coll_args_t.push_max);
-                                              DPC_PUSH_MAX_CACHE: rank 0's L2 cache size,
-                                              which MPI_Init puts in its place */
+                                              DPC_PUSH_MAX_ALL: no limit */
     unsigned autotune;                     /* DPCOLL_AUTOTUNE: calls per algorithm a large
                                               blocking call's signature is measured with
                                               before the fastest is kept (0: off, the model
@@ -54,24 +53,19 @@ typedef struct dpc_config {
 #define DPC_DEFAULT_SHM_MAX 65536u
 #define DPC_MAX_SHM_MAX 65536u
 #define DPC_DEFAULT_IPC_MIN 65536u
-/* DPCOLL_PUSH_MAX's default: a core's L2 cache (dpc_config_cache_bytes).
- * Why: on the reference machine (2 MiB of L2 per core), a 2-rank direct
- * allgather of 1 and 2 MiB took 32-35 and 112-117 us writing into the
- * peer against 40-45 and 129-132 us reading from it (the writer's source
- * is in its own cache), and 330-346 against 286-293 us at 4 MiB, 691-714
- * against 627-641 us at 8 MiB (beyond the cache, writes into the other
- * core's lines cost more than reads). */
-#define DPC_PUSH_MAX_CACHE ((size_t)-1)
+/* DPCOLL_PUSH_MAX's default: no limit (a one-sided allgather or
+ * all-to-all from DPC_PUSH_MIN up writes its blocks into its peers).
+ * Why: on this project's 2-core VM (AMD EPYC family 26, 1 MiB of L2 per
+ * core) the direct allgather pushing against pulling, alternating runs,
+ * 2 ranks: 1.09-1.28x faster at 2-64 MiB with dpcoll_bench -t, 1.15-1.50x
+ * without (docs/bench/s42/push_ab.txt); the all-to-all 1.16-1.42x at
+ * 256 KiB-8 MiB. An earlier VM of the kind (2 MiB of L2) measured reading
+ * faster beyond its cache (4 MiB: 286-293 us against 330-346 pushing;
+ * 8 MiB: 627-641 against 691-714), and the default was the L2 size then;
+ * on such a machine set DPCOLL_PUSH_MAX to its L2 size. */
+#define DPC_PUSH_MAX_ALL ((size_t)-1)
 /* ... and from this many bytes (coll/allgather_direct.c has the figures) */
 #define DPC_PUSH_MIN (256u << 10)
-/* when the cache size cannot be found */
-#define DPC_DEFAULT_PUSH_MAX (1u << 20)
-/* This process's L2 cache per core in bytes (sysconf, then sysfs), or
- * DPC_DEFAULT_PUSH_MAX. */
-size_t dpc_config_cache_bytes(void);
-/* cfg's push_max, DPC_PUSH_MAX_CACHE made this process's cache size (a job
- * then takes rank 0's: MPI_Init, dpcoll_tune) */
-size_t dpc_config_push_max(const dpc_config_t *cfg);
 
 void dpc_config_defaults(dpc_config_t *cfg);
 /* Reads the environment; on a bad value returns DPC_ERR_ARG with a message

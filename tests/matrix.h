@@ -18,7 +18,7 @@ typedef struct mx_case {
                             * checked against the operands combined in rank order */
     uint64_t reorder_seed; /* also rerun with this seed and compare bitwise */
     size_t seg_bytes;
-    size_t push_max;       /* dpc_coll_args_t.push_max (one-sided allgathers write) */
+    size_t push_max;       /* dpc_coll_args_t.push_max (one-sided allgathers and all-to-alls write) */
     /* op DPC_OP_USER: a program's op through the schedule's callback, a sum
      * in dt (checked as SUM is); with order_only, inout = 3 in + inout on
      * uint32, which is not commutative: no reference, the result is only

@@ -66,16 +66,14 @@ START_TEST(test_progress_thread)
 }
 END_TEST
 
-/* DPCOLL_PUSH_MAX: bytes, or unset (the cache's size, which rank 0 gives
- * all after the settings are compared: unset travels as unset) */
+/* DPCOLL_PUSH_MAX: bytes, or unset (no limit), travelling to every rank
+ * as it was set */
 START_TEST(test_push_max)
 {
     dpc_config_t cfg, other;
     char err[256] = "";
     dpc_config_defaults(&cfg);
-    ck_assert(cfg.push_max == DPC_PUSH_MAX_CACHE);
-    size_t l2 = dpc_config_cache_bytes();
-    ck_assert(l2 > 0 && l2 != DPC_PUSH_MAX_CACHE);
+    ck_assert(cfg.push_max == DPC_PUSH_MAX_ALL);
     ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", "0", &cfg, err, sizeof(err)), DPC_OK);
     ck_assert_uint_eq(cfg.push_max, 0);
     ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", "4194304", &cfg, err, sizeof(err)), DPC_OK);
@@ -87,9 +85,13 @@ START_TEST(test_push_max)
     ck_assert_uint_eq(other.push_max, 4194304);
     dpc_config_defaults(&cfg);
     dpc_config_pack_shared(&cfg, v);
+    other.push_max = 0;
     dpc_config_unpack_shared(&other, v);
-    ck_assert(other.push_max == DPC_PUSH_MAX_CACHE);
-    const char *bad[] = {"-1", "2M", "", "18446744073709551615"};
+    ck_assert(other.push_max == DPC_PUSH_MAX_ALL);
+    ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", "18446744073709551615", &cfg, err, sizeof(err)),
+                     DPC_OK);
+    ck_assert(cfg.push_max == DPC_PUSH_MAX_ALL);
+    const char *bad[] = {"-1", "2M", "", "18446744073709551616"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = 0;
         ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", bad[i], &cfg, err, sizeof(err)), DPC_ERR_ARG);

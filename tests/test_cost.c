@@ -350,9 +350,11 @@ END_TEST
  * writes to its peers (their source is in its own cache), one that pulls
  * (outside those bounds, or with per-rank counts) the whole beta; so with
  * the built-in constants for one node, 2 ranks, the model takes direct
- * from 256 KiB to 1 MiB (push_max at 1 MiB, the reference VM's L2), which
- * dpcoll_bench -t measured 1.18-1.66x faster than the ring and recursive
- * doubling it took before (coll/allgather_direct.c). */
+ * from 256 KiB to 1 MiB, which dpcoll_bench -t measured 1.18-1.66x faster
+ * than the ring and recursive doubling it took before
+ * (coll/allgather_direct.c); and, with the default limit (none), up to
+ * 64 MiB, where it measured 1.09-1.28x faster than pulling and the
+ * recursive doubling taken at 2-4 MiB (docs/bench/s42). */
 START_TEST(test_allgather_push_priced)
 {
     const dpc_algo_t *direct = dpc_algo_find(DPC_ALLGATHER, "direct");
@@ -372,6 +374,48 @@ START_TEST(test_allgather_push_priced)
                       dpc_cost_select_model(&b, &m)->name);
         b.push_max = 0;       /* (pulling: priced as before) */
         ck_assert_msg(dpc_cost_select_model(&b, &m) != direct, "%zu KiB pulling: %s", kib,
+                      dpc_cost_select_model(&b, &m)->name);
+    }
+    for (size_t kib = 256; kib <= (64u << 10); kib *= 2) {
+        dpc_coll_args_t b = a;
+        b.count = kib << 9;
+        b.push_max = DPC_PUSH_MAX_ALL;
+        ck_assert_msg(dpc_cost_select_model(&b, &m) == direct, "%zu KiB, no limit: %s", kib,
+                      dpc_cost_select_model(&b, &m)->name);
+    }
+}
+END_TEST
+
+/* The direct all-to-all pushes as the allgather does (not in place: a
+ * peer's write could land in block q before this rank has read what it
+ * sends there): the bytes written to peers at DPC_PUSH_BETA_SCALE of beta;
+ * with the built-in constants for one node, 2 ranks and the default limit
+ * (none), the model takes it from 256 KiB to 64 MiB of output, where
+ * dpcoll_bench -t measured it pushing 1.16-1.42x faster than pulling at
+ * 256 KiB-8 MiB and 1.2-1.3x faster than the pairwise exchange the model
+ * took at 256 KiB-2 MiB before (docs/bench/s42). */
+START_TEST(test_alltoall_push_priced)
+{
+    const dpc_algo_t *direct = dpc_algo_find(DPC_ALLTOALL, "direct");
+    dpc_cost_params_t c = {.alpha = 1e-6, .beta = 1e-10, .alpha_get = 3e-6};
+    dpc_coll_args_t a = {.coll = DPC_ALLTOALL, .size = 2, .dtype = DPC_BYTE, .count = 256 << 10,
+                         .one_sided = true, .push_min = DPC_PUSH_MIN,
+                         .push_max = DPC_PUSH_MAX_ALL};
+    dpc_coll_args_t pull = a, in_place = a, in_place_pull;
+    pull.push_max = 0;
+    in_place.in_place = true;
+    in_place_pull = in_place;
+    in_place_pull.push_max = 0;
+    /* 512 KiB received at 2 ranks: 256 KiB written to the peer */
+    double saved = direct->cost(&pull, &c) - direct->cost(&a, &c);
+    ck_assert_msg(fabs(saved - (256 << 10) * 1e-10 * 0.25) < 1e-12, "pushing saves %g s", saved);
+    ck_assert_msg(direct->cost(&in_place, &c) == direct->cost(&in_place_pull, &c),
+                  "in place priced as a push (it never pushes)");
+    dpc_cost_model_t m = dpc_cost_model_one_node();
+    for (size_t kib = 256; kib <= (64u << 10); kib *= 2) {
+        dpc_coll_args_t b = a;
+        b.count = kib << 9;   /* kib KiB received in all, half from each rank */
+        ck_assert_msg(dpc_cost_select_model(&b, &m) == direct, "%zu KiB: %s", kib,
                       dpc_cost_select_model(&b, &m)->name);
     }
 }
@@ -576,6 +620,7 @@ int main(void)
     tcase_add_test(tc, test_measured_choices);
     tcase_add_test(tc, test_builtin_bcast_choice);
     tcase_add_test(tc, test_allgather_push_priced);
+    tcase_add_test(tc, test_alltoall_push_priced);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

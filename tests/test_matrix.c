@@ -73,8 +73,8 @@ START_TEST(test_algo_p)
                 }
                 /* small segments on the large case, so pipelines really split */
                 c.seg_bytes = ci == 5 ? 4096 : 0;
-                /* one-sided allgathers both ways: pushing their blocks (every
-                 * size) and pulling them (never pushing) */
+                /* one-sided allgathers and all-to-alls both ways: pushing
+                 * their blocks (every size) and pulling them (never pushing) */
                 c.push_max = (ci + ip + t) % 2 ? SIZE_MAX : 0;
                 c.reorder_seed = ci < 5 || !quick ? (uint64_t)(_i * 100 + ci * 10 + ip + 1) : 0;
                 if (!dpc_algo_applies(al, &(dpc_coll_args_t){.coll = al->coll, .one_sided = true}))

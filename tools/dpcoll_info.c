@@ -117,9 +117,9 @@ int main(int argc, char **argv)
     printf("  DPCOLL_IPC_MIN                         %zu\n", cfg.ipc_min);
     printf("  DPCOLL_SHM                             %d\n", cfg.shm);
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
-    if (cfg.push_max == DPC_PUSH_MAX_CACHE)
-        printf("  DPCOLL_PUSH_MAX                        %zu (this machine's L2 cache per core; "
-               "a job takes rank 0's)\n", dpc_config_push_max(&cfg));
+    if (cfg.push_max == DPC_PUSH_MAX_ALL)
+        printf("  DPCOLL_PUSH_MAX                        (no limit: one-sided allgathers and "
+               "all-to-alls from %u bytes write into their peers)\n", DPC_PUSH_MIN);
     else
         printf("  DPCOLL_PUSH_MAX                        %zu\n", cfg.push_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");

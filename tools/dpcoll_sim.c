@@ -111,7 +111,7 @@ static int setup(tool_t *t, bool in_place, int root, size_t seg)
                                .dtype = DPC_INT64, .op = DPC_OP_SUM, .root = root,
                                .in_place = in_place && coll != DPC_BCAST, .seg_bytes = seg,
                                .one_sided = true, .push_min = DPC_PUSH_MIN,
-                               .push_max = dpc_config_cache_bytes()};
+                               .push_max = DPC_PUSH_MAX_ALL};
         size_t sn = 0, rn = 0;
         switch (coll) {
         case DPC_ALLREDUCE: sn = rn = t->count; break;

@@ -837,7 +837,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "dpcoll_tune: warning: DPCOLL_SHM=0 or DPCOLL_SHM_MAX=%zu: the fit prices "
                         "messages beyond %u bytes as rendezvous, as jobs with the default "
                         "mailboxes do\n", cfg.shm_max, DPC_DEFAULT_SHM_MAX);
-    long long pm = (long long)dpc_config_push_max(&cfg);
+    long long pm = (long long)cfg.push_max;
     PMPI_Bcast(&pm, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     push_max = (size_t)pm;
     long long sb = (long long)cfg.seg_bytes;

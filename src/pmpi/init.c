@@ -155,13 +155,6 @@ static void agree_config(void)
                               "all ranks take the same path");
         dpc_config_unpack_shared(&dpc_g.cfg, root);
     }
-    /* DPCOLL_PUSH_MAX unset: rank 0's cache size for all (a setting of
-     * rank 0's machine, not the environment's, so outside the comparison) */
-    if (dpc_g.cfg.push_max == DPC_PUSH_MAX_CACHE) {
-        long long bytes = (long long)dpc_config_push_max(&dpc_g.cfg);
-        PMPI_Bcast(&bytes, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-        dpc_g.cfg.push_max = (size_t)bytes;
-    }
 }
 
 void dpc_init(int provided)
