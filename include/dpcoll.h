@@ -10,6 +10,7 @@
 #define DPCOLL_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +41,14 @@ DPCOLL_API int dpcoll_active(void);
  * make the same call before its next collective on it. Returns MPI_SUCCESS,
  * or MPI_ERR_ARG for an unknown collective or algorithm. */
 DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorithm);
+
+/* From now on, one-sided allgathers and all-to-alls whose output is 256 KiB
+ * to `bytes` write their blocks into their peers' outputs, and read them
+ * beyond (like DPCOLL_PUSH_MAX at start-up; (size_t)-1: no limit, 0: always
+ * read). Which is faster depends on the machine; dpcoll_tune measures it.
+ * Every rank of a communicator must make the same call before its next
+ * collective on it. Returns MPI_SUCCESS. */
+DPCOLL_API int dpcoll_set_push_max(size_t bytes);
 
 /* The message of the last error libdpcoll raised on the calling thread
  * ("MPI_Allreduce: count is negative (-1)"), or "" if none. Calls that fail

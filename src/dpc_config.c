@@ -120,6 +120,9 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
             return DPC_ERR_ARG;
         }
         snprintf(cfg->tune_file, sizeof(cfg->tune_file), "%s", v);
+        /* the file's measured push limit, unless DPCOLL_PUSH_MAX says otherwise */
+        if (cfg->cost.push_max && !getenv("DPCOLL_PUSH_MAX"))
+            cfg->push_max = cfg->cost.push_max;
     }
     if ((v = getenv("DPCOLL_LOG_LEVEL"))) {
         long l = strtol(v, &end, 10);
@@ -324,6 +327,16 @@ dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, siz
         int n = sscanf(line, " %31[a-z_] = %lf", key, &val);
         if (n <= 0)
             continue;     /* blank or comment */
+        if (!strcmp(key, "push_max")) {
+            /* (0, never writing, kept as 1: no call from DPC_PUSH_MIN is so small) */
+            if (n != 2 || !(val >= 0) || val > 9.2e18 || val != (double)(long long)val) {
+                snprintf(err, errlen, "line %d: expected 'push_max = bytes'", lineno);
+                fclose(f);
+                return DPC_ERR_ARG;
+            }
+            t.push_max = val < 1 ? 1 : (size_t)val;
+            continue;
+        }
         if (n == 1 && !strcmp(key, "choose")) {
             if (read_choice(line, &t, lineno, err, errlen) != DPC_OK) {
                 fclose(f);
@@ -411,6 +424,10 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
         fprintf(f, "%s_bytes = %zu   # calls whose buffers span this many bytes or more (per "
                 "rank, input and output) use the %s set%s\n",
                 dpc_cost_set_name[i], m->from[i], dpc_cost_set_suffix[i], i > 1 ? " (0: none)" : "");
+    if (m->push_max)
+        fprintf(f, "push_max = %zu   # one-sided allgathers and all-to-alls write into their "
+                "peers up to this many bytes of output, and read beyond (DPCOLL_PUSH_MAX, "
+                "measured)\n", m->push_max);
     if (m->nrules)
         fprintf(f, "# measured choices: collective, ranks, from and to bytes (a rank's vector, "
                 "inclusive), algorithm, calls;\n# the first that matches and applies is taken "

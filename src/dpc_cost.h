@@ -77,6 +77,10 @@ typedef struct dpc_cost_model {
     size_t from[DPC_COST_SETS];   /* from[0] is 0 */
     int nrules;                   /* measured choices, the first that matches wins */
     dpc_cost_rule_t rule[DPC_COST_RULES];
+    size_t push_max;              /* measured: the largest output that one-sided
+                                     allgathers and all-to-alls write into their peers
+                                     (DPCOLL_PUSH_MAX's default when a tune file gives
+                                     it; dpcoll_tune measures it); 0: not given */
 } dpc_cost_model_t;
 /* The sets' names: tune-file key suffixes ("", "_large", "_huge",
  * "_memory") and thresholds ("large_bytes" ...), and for people. */

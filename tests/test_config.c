@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static dpc_status_t read_with(const char *var, const char *value, dpc_config_t *cfg, char *err,
                               size_t len)
@@ -100,6 +101,44 @@ START_TEST(test_push_max)
 }
 END_TEST
 
+/* A tune file's measured push limit (push_max, which dpcoll_tune writes)
+ * is DPCOLL_PUSH_MAX's default; the variable set wins over it; a file
+ * without it leaves the default (no limit); a bad value is refused with
+ * its line. */
+START_TEST(test_tune_file_push_max)
+{
+    char path[] = "/tmp/dpc_push_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "alpha = 1e-6\npush_max = 4194304\n");
+    fclose(f);
+    dpc_config_t cfg;
+    char err[256] = "";
+    ck_assert_int_eq(read_with("DPCOLL_TUNE_FILE", path, &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_uint_eq(cfg.push_max, 4194304);
+    setenv("DPCOLL_PUSH_MAX", "1024", 1);
+    ck_assert_int_eq(read_with("DPCOLL_TUNE_FILE", path, &cfg, err, sizeof(err)), DPC_OK);
+    unsetenv("DPCOLL_PUSH_MAX");
+    ck_assert_uint_eq(cfg.push_max, 1024);
+    f = fopen(path, "w");
+    fprintf(f, "alpha = 1e-6\n");
+    fclose(f);
+    ck_assert_int_eq(read_with("DPCOLL_TUNE_FILE", path, &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.push_max == DPC_PUSH_MAX_ALL);
+    const char *bad[] = {"push_max = -1\n", "push_max = 1.5\n", "push_max\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        f = fopen(path, "w");
+        fprintf(f, "alpha = 1e-6\n%s", bad[i]);
+        fclose(f);
+        err[0] = 0;
+        ck_assert_int_eq(read_with("DPCOLL_TUNE_FILE", path, &cfg, err, sizeof(err)), DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, "line 2") && strstr(err, "push_max"), "%s: %s", bad[i], err);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* DPCOLL_AUTOTUNE: measured calls per algorithm, 0 (off, the default) to
  * DPC_AUTOTUNE_MAX_CALLS; it travels from rank 0 (every rank must measure
  * the same calls, or they would run different algorithms in one call) */
@@ -174,6 +213,7 @@ int main(void)
     TCase *tc = tcase_create("settings");
     tcase_add_test(tc, test_ipc_settings);
     tcase_add_test(tc, test_autotune);
+    tcase_add_test(tc, test_tune_file_push_max);
     tcase_add_test(tc, test_shared_settings_travel);
     tcase_add_test(tc, test_push_max);
     tcase_add_test(tc, test_progress_thread);

@@ -157,7 +157,7 @@ START_TEST(test_tune_file)
         .set[3] = {.alpha = 3e-5, .beta = 7.5e-10, .gamma = 2.5e-10, .alpha_rndv = 9.5e-5,
                   .alpha_get = 1.5e-5, .alpha_call = 1e-7, .beta_concurrent = 1.25e-11,
                   .beta_reread = 1.5e-10},
-        .from[1] = 65536, .from[2] = 4u << 20, .from[3] = 32u << 20}, r;
+        .from[1] = 65536, .from[2] = 4u << 20, .from[3] = 32u << 20, .push_max = 3u << 20}, r;
     ck_assert_int_eq(dpc_tune_write(path, &w, "test"), DPC_OK);
     char err[200];
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
@@ -176,6 +176,7 @@ START_TEST(test_tune_file)
               fabs(r.set[3].beta_concurrent - 1.25e-11) < 1e-17);
     ck_assert(r.set[0].beta_reread == 0 && r.set[2].beta_reread == 0 &&
               fabs(r.set[3].beta_reread - 1.5e-10) < 1e-17);
+    ck_assert_uint_eq(r.push_max, 3u << 20);
     /* the regime follows the bytes the call's buffers span: an allreduce's
      * input and output, 2n (thresholds 64 KiB, 4 MiB, 32 MiB) */
     dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = 4, .dtype = DPC_FLOAT, .count = 8191};
@@ -208,7 +209,7 @@ START_TEST(test_tune_file)
     ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
     ck_assert(r.set[0].beta == 1e-9 && r.set[0].alpha == dpc_cost_defaults().alpha &&
               r.set[1].beta == 1e-9 && r.from[1] == 0 && r.set[2].beta == 1e-9 &&
-              r.from[2] == 0);
+              r.from[2] == 0 && r.push_max == 0);
     /* a file of an older dpcoll_tune (no alpha_rndv): a rendezvous at
      * DPC_COST_RNDV_ALPHAS of each set's alpha, as it was priced then */
     f = fopen(path, "w");

@@ -655,6 +655,82 @@ static int measure_all(point_t *pt, int p, size_t maxb)
     return n;
 }
 
+/* How much slower pushing must measure, at every size from some size up,
+ * for the limit to be put below that size: less is the machine's noise
+ * (two runs of one setting, minutes apart, differ by more) */
+#define PUSH_LOSS 1.05
+
+/* DPCOLL_PUSH_MAX measured: the direct allgather and all-to-all timed
+ * writing into their peers and reading from them (dpcoll_set_push_max) at
+ * every power of two of output from DPC_PUSH_MIN to maxb, the two ways in
+ * turns, three times each (so that a change of the machine's speed hits
+ * both), the median of each kept. Which is faster is the machine's: on
+ * one 2-core VM reading was faster beyond the L2 cache, on another writing
+ * at every size (src/dpc_config.h). Returns the largest size below the
+ * sizes from which pushing was slower at every one (the geometric mean of
+ * the two collectives' push/pull ratios over PUSH_LOSS), DPC_PUSH_MIN - 1
+ * where that is every size, or DPC_PUSH_MAX_ALL where there is none. Rank 0
+ * prints the ratios. */
+static size_t measure_push_max(int p, size_t maxb, int rank)
+{
+    static const dpc_coll_t way_colls[] = {DPC_ALLGATHER, DPC_ALLTOALL};
+    enum { ROUNDS = 3, MAXSIZES = 48 };
+    float *in = malloc(maxb + 64), *out = malloc(maxb + 64);
+    size_t sizes[MAXSIZES];
+    double ratio[MAXSIZES];
+    int ns = 0;
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return DPC_PUSH_MAX_ALL;
+    }
+    for (size_t i = 0; i < maxb / sizeof(float); i++)
+        in[i] = (float)(i % 7);
+    memset(out, 0, maxb + 64);
+    for (size_t bytes = DPC_PUSH_MIN; bytes <= maxb && ns < MAXSIZES; bytes *= 2, ns++) {
+        double logr = 0;
+        for (int ci = 0; ci < 2; ci++) {
+            dpc_coll_t c = way_colls[ci];
+            dpc_coll_args_t a = args_for(c, p, bytes);
+            /* (args_for's arguments are the pricing's; the call's push
+             * limit is the one set here) */
+            double t[2][ROUNDS];
+            dpcoll_set_algorithm(dpc_coll_name(c), "direct");
+            for (int r = 0; r < ROUNDS; r++)
+                for (int w = 0; w < 2; w++) {
+                    int way = (r + w) % 2;   /* 0: push, 1: pull; who goes first alternates */
+                    dpcoll_set_push_max(way == 0 ? DPC_PUSH_MAX_ALL : 0);
+                    t[way][r] = time_call(c, &a, in, out, 5);
+                }
+            dpcoll_set_algorithm(dpc_coll_name(c), "auto");
+            qsort(t[0], ROUNDS, sizeof(double), cmpd);
+            qsort(t[1], ROUNDS, sizeof(double), cmpd);
+            logr += log(t[0][ROUNDS / 2] / t[1][ROUNDS / 2]) / 2;
+        }
+        sizes[ns] = bytes;
+        ratio[ns] = exp(logr);
+    }
+    free(in);
+    free(out);
+    int from = ns;   /* pushing slower at every size from sizes[from] up */
+    while (from > 0 && ratio[from - 1] > PUSH_LOSS)
+        from--;
+    size_t limit = from == ns ? DPC_PUSH_MAX_ALL : from == 0 ? DPC_PUSH_MIN - 1 : sizes[from - 1];
+    if (rank == 0) {
+        printf("writing into peers against reading (direct allgather and all-to-all, time "
+               "pushing / pulling, geometric mean of the two):\n");
+        for (int i = 0; i < ns; i++)
+            printf("  %10zu bytes  %.3f%s\n", sizes[i], ratio[i],
+                   i >= from ? "  (reading faster from here up)" : "");
+        if (limit == DPC_PUSH_MAX_ALL)
+            printf("push_max: no limit (writing not %.0f%% slower at the largest sizes)\n\n",
+                   (PUSH_LOSS - 1) * 100);
+        else
+            printf("push_max = %zu\n\n", limit);
+    }
+    return limit;
+}
+
 /* -r: the measurements of an earlier run (a points file this tool wrote, or
  * a dpcoll_bench CSV: time_us, its auto: rows left out),
  * their coefficients computed again from the model as it is now, so that a
@@ -859,6 +935,15 @@ int main(int argc, char **argv)
             return 1;
         }
     } else {
+        /* DPCOLL_PUSH_MAX unset: measured first, so that the direct
+         * algorithms are timed (and priced) the way the file will have them
+         * go; set: that limit, as the shim takes it */
+        int measure = !getenv("DPCOLL_PUSH_MAX");   /* (rank 0's say, as pm's) */
+        PMPI_Bcast(&measure, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (measure) {
+            push_max = measure_push_max(p, maxb, rank);
+            dpcoll_set_push_max(push_max);
+        }
         n = measure_all(pt, p, maxb);
     }
     dpc_cost_model_t m = {.from = {0}};
@@ -874,6 +959,9 @@ int main(int argc, char **argv)
         ncut = dpc_cost_nsets(&m);
     } else {
         ncut = fit_model(pt, n, &m);
+        /* the push limit the measurements were taken (and priced) with;
+         * none is "not given" (the shim's default, no limit) */
+        m.push_max = push_max == DPC_PUSH_MAX_ALL ? 0 : push_max ? push_max : 1;
     }
     double *pred = calloc((size_t)n + 1, sizeof(double));   /* the model's time of each */
     if (rank == 0 && !pred)

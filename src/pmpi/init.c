@@ -329,6 +329,12 @@ DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorith
     return MPI_SUCCESS;
 }
 
+DPCOLL_API int dpcoll_set_push_max(size_t bytes)
+{
+    dpc_g.cfg.push_max = bytes;
+    return MPI_SUCCESS;
+}
+
 DPCOLL_API int dpcoll_active(void)
 {
     return dpc_g.active;

@@ -1281,6 +1281,59 @@ START_TEST(test_eager_bound)
 }
 END_TEST
 
+/* dpcoll_set_push_max turns the direct allgather's and all-to-all's writing
+ * into peers on and off (dpcoll_tune times them both ways through it): the
+ * prediction follows it (a push's bytes at DPC_PUSH_BETA_SCALE of beta),
+ * and both ways give MPICH's result, byte for byte, for 1 MiB of output. */
+START_TEST(test_push_way)
+{
+    int p, r;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    const char *env = getenv("DPCOLL_PUSH_MAX");
+    size_t start = env ? (size_t)strtoull(env, NULL, 10) : (size_t)-1;
+    int block = (1 << 20) / p;
+    unsigned char *in = malloc((size_t)block * p), *out = malloc((size_t)block * p),
+                  *ref = malloc((size_t)block * p);
+    for (int i = 0; i < block * p; i++)
+        in[i] = (unsigned char)(i * 7 + r * 13 + 1);
+    static const char *const colls[] = {"allgather", "alltoall"};
+    for (int c = 0; c < 2; c++) {
+        double pred[2];
+        for (int way = 0; way < 2; way++) {   /* 0: writing, 1: reading */
+            dpcoll_set_push_max(way == 0 ? (size_t)-1 : 0);
+            pred[way] = dpcoll_predict(colls[c], "direct", block, MPI_BYTE, MPI_COMM_WORLD);
+            dpcoll_set_algorithm(colls[c], "direct");
+            memset(out, 0, (size_t)block * p);
+            memset(ref, 1, (size_t)block * p);
+            if (c == 0) {
+                MPI_Allgather(in, block, MPI_BYTE, out, block, MPI_BYTE, MPI_COMM_WORLD);
+                PMPI_Allgather(in, block, MPI_BYTE, ref, block, MPI_BYTE, MPI_COMM_WORLD);
+            } else {
+                MPI_Alltoall(in, block, MPI_BYTE, out, block, MPI_BYTE, MPI_COMM_WORLD);
+                PMPI_Alltoall(in, block, MPI_BYTE, ref, block, MPI_BYTE, MPI_COMM_WORLD);
+            }
+            dpcoll_set_algorithm(colls[c], "auto");
+            t_cases++;
+            if (memcmp(out, ref, (size_t)block * p))
+                t_fail("%s/direct, %s: differs from PMPI", colls[c],
+                       way == 0 ? "writing into peers" : "reading from them");
+        }
+        t_cases++;
+        if (pred[0] < 0 || pred[1] < 0)
+            continue;   /* (no one-sided transport in this job: nothing to price) */
+        if (!(pred[0] < pred[1]))
+            t_fail("%s/direct of 1 MiB: predicted %g s writing into peers, %g s reading: the "
+                   "prediction does not follow dpcoll_set_push_max", colls[c], pred[0], pred[1]);
+    }
+    dpcoll_set_push_max(start);
+    free(in);
+    free(out);
+    free(ref);
+    t_agree("dpcoll_set_push_max: both ways priced apart and equal to MPICH's result");
+}
+END_TEST
+
 /* A rank done with a collective of large messages must leave nothing its
  * peers still need from it: the program may next block in the MPI
  * library's own calls (here MPICH's barrier), which do not progress
@@ -1588,6 +1641,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "predict")) {
         tcase_add_test(tc, test_predict);
         tcase_add_test(tc, test_eager_bound);
+        tcase_add_test(tc, test_push_way);
     }
     else if (!strcmp(mode, "leftbehind"))
         tcase_add_test(tc, test_left_behind);
