@@ -30,6 +30,17 @@ dpc_cost_params_t dpc_cost_defaults(void)
 const char *const dpc_cost_set_suffix[DPC_COST_SETS] = {"", "_large", "_huge", "_memory"};
 const char *const dpc_cost_set_name[DPC_COST_SETS] = {"small", "large", "huge", "memory"};
 
+size_t dpc_push_limit(const size_t *sizes, const double *ratio, int n, double loss,
+                      size_t push_min)
+{
+    int from = n;   /* writing slower at every size from sizes[from] up */
+    while (from > 0 && ratio[from - 1] > loss)
+        from--;
+    if (from == n)
+        return (size_t)-1;
+    return from == 0 ? push_min - 1 : sizes[from - 1];
+}
+
 dpc_cost_model_t dpc_cost_model_defaults(void)
 {
     dpc_cost_model_t m = {.from = {0}};

@@ -91,6 +91,16 @@ int dpc_cost_nsets(const dpc_cost_model_t *m);
 /* One line per set that is on: its name, from which size, its constants. */
 void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent);
 
+/* DPCOLL_PUSH_MAX from measurements (dpcoll_tune): ratio[i] is the time
+ * writing into peers over the time reading from them for calls of
+ * sizes[i] bytes of output (ascending, from push_min). Where writing was
+ * more than `loss` times slower at every size from some size up, the
+ * largest size below those (push_min - 1 where that is every size: never
+ * write); otherwise (size_t)-1, no limit. One slow size with faster ones
+ * above it is the machine's noise, not a limit. */
+size_t dpc_push_limit(const size_t *sizes, const double *ratio, int n, double loss,
+                      size_t push_min);
+
 dpc_cost_model_t dpc_cost_model_defaults(void);
 /* Defaults for a job on one node (shared memory): dpcoll_tune's fit on a
  * 2-core x86 VM (docs/bench/np2.tune); used when every process is on one

@@ -422,6 +422,29 @@ START_TEST(test_alltoall_push_priced)
 }
 END_TEST
 
+/* dpcoll_tune's push limit from its measured push/pull ratios: reading
+ * faster at every size from some size up puts the limit below it; a slow
+ * size with faster ones above is noise; slower everywhere: never write;
+ * faster everywhere: no limit. */
+START_TEST(test_push_limit)
+{
+    const size_t s[] = {256u << 10, 512u << 10, 1u << 20, 2u << 20, 4u << 20};
+    const double all_faster[] = {0.9, 0.8, 0.8, 0.7, 0.75};
+    const double beyond_cache[] = {0.8, 0.9, 1.0, 1.12, 1.15};
+    const double one_slow[] = {0.8, 1.2, 0.9, 1.3, 0.95};
+    const double slow_last[] = {0.8, 0.9, 1.0, 0.95, 1.3};
+    const double all_slower[] = {1.1, 1.2, 1.3, 1.2, 1.1};
+    const double within_noise[] = {1.04, 1.05, 1.02, 1.03, 1.01};
+    ck_assert(dpc_push_limit(s, all_faster, 5, 1.05, 256u << 10) == (size_t)-1);
+    ck_assert_uint_eq(dpc_push_limit(s, beyond_cache, 5, 1.05, 256u << 10), 1u << 20);
+    ck_assert(dpc_push_limit(s, one_slow, 5, 1.05, 256u << 10) == (size_t)-1);
+    ck_assert_uint_eq(dpc_push_limit(s, slow_last, 5, 1.05, 256u << 10), 2u << 20);
+    ck_assert_uint_eq(dpc_push_limit(s, all_slower, 5, 1.05, 256u << 10), (256u << 10) - 1);
+    ck_assert(dpc_push_limit(s, within_noise, 5, 1.05, 256u << 10) == (size_t)-1);
+    ck_assert(dpc_push_limit(s, all_faster, 0, 1.05, 256u << 10) == (size_t)-1);
+}
+END_TEST
+
 /* The one-node model's own measured choice: a blocking bcast of 16-128 KiB
  * at 2 ranks runs scatter-allgather (the constants choose binomial or
  * direct there); one byte either side, another group size, a nonblocking
@@ -622,6 +645,7 @@ int main(void)
     tcase_add_test(tc, test_builtin_bcast_choice);
     tcase_add_test(tc, test_allgather_push_priced);
     tcase_add_test(tc, test_alltoall_push_priced);
+    tcase_add_test(tc, test_push_limit);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -666,11 +666,9 @@ static int measure_all(point_t *pt, int p, size_t maxb)
  * turns, three times each (so that a change of the machine's speed hits
  * both), the median of each kept. Which is faster is the machine's: on
  * one 2-core VM reading was faster beyond the L2 cache, on another writing
- * at every size (src/dpc_config.h). Returns the largest size below the
- * sizes from which pushing was slower at every one (the geometric mean of
- * the two collectives' push/pull ratios over PUSH_LOSS), DPC_PUSH_MIN - 1
- * where that is every size, or DPC_PUSH_MAX_ALL where there is none. Rank 0
- * prints the ratios. */
+ * at every size (src/dpc_config.h). Returns dpc_push_limit's for the
+ * geometric mean of the two collectives' push/pull ratios. Rank 0 prints
+ * the ratios. */
 static size_t measure_push_max(int p, size_t maxb, int rank)
 {
     static const dpc_coll_t way_colls[] = {DPC_ALLGATHER, DPC_ALLTOALL};
@@ -712,16 +710,13 @@ static size_t measure_push_max(int p, size_t maxb, int rank)
     }
     free(in);
     free(out);
-    int from = ns;   /* pushing slower at every size from sizes[from] up */
-    while (from > 0 && ratio[from - 1] > PUSH_LOSS)
-        from--;
-    size_t limit = from == ns ? DPC_PUSH_MAX_ALL : from == 0 ? DPC_PUSH_MIN - 1 : sizes[from - 1];
+    size_t limit = dpc_push_limit(sizes, ratio, ns, PUSH_LOSS, DPC_PUSH_MIN);
     if (rank == 0) {
         printf("writing into peers against reading (direct allgather and all-to-all, time "
                "pushing / pulling, geometric mean of the two):\n");
         for (int i = 0; i < ns; i++)
             printf("  %10zu bytes  %.3f%s\n", sizes[i], ratio[i],
-                   i >= from ? "  (reading faster from here up)" : "");
+                   ratio[i] > PUSH_LOSS ? "  (reading faster)" : "");
         if (limit == DPC_PUSH_MAX_ALL)
             printf("push_max: no limit (writing not %.0f%% slower at the largest sizes)\n\n",
                    (PUSH_LOSS - 1) * 100);
