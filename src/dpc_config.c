@@ -24,6 +24,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->shm = true;
     cfg->shm_max = DPC_DEFAULT_SHM_MAX;
     cfg->push_max = DPC_PUSH_MAX_ALL;
+    cfg->hugepages = true;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -99,6 +100,10 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     }
     if ((v = getenv("DPCOLL_DEVICE_REDUCE")) && parse_bool(v, &cfg->device_reduce)) {
         snprintf(err, errlen, "DPCOLL_DEVICE_REDUCE=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
+    if ((v = getenv("DPCOLL_HUGEPAGES")) && parse_bool(v, &cfg->hugepages)) {
+        snprintf(err, errlen, "DPCOLL_HUGEPAGES=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
     }
     if ((v = getenv("DPCOLL_IPC")) && parse_bool(v, &cfg->ipc)) {

@@ -38,6 +38,9 @@ typedef struct dpc_config {
     size_t ipc_min;                        /* DPCOLL_IPC_MIN: from this many bytes on */
     size_t push_max;                       /* DPCOLL_PUSH_MAX (dpc_coll_args_t.push_max);
                                               DPC_PUSH_MAX_ALL: no limit */
+    bool hugepages;                        /* DPCOLL_HUGEPAGES: reused large host buffers
+                                              made of 2 MiB pages (dpc_hugepage.h); a
+                                              rank's own, not shared */
     unsigned autotune;                     /* DPCOLL_AUTOTUNE: calls per algorithm a large
                                               blocking call's signature is measured with
                                               before the fastest is kept (0: off, the model

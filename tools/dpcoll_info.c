@@ -113,6 +113,9 @@ int main(int argc, char **argv)
            cfg.progress_idle ? "idle" : cfg.progress_thread ? "1" : "0");
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);
     printf("  DPCOLL_DEVICE_REDUCE                   %d\n", cfg.device_reduce);
+    printf("  DPCOLL_HUGEPAGES                       %d%s\n", cfg.hugepages,
+           cfg.hugepages ? " (reused host buffers of whole 2 MiB pages made huge on their "
+                           "second use)" : "");
     printf("  DPCOLL_IPC                             %d\n", cfg.ipc);
     printf("  DPCOLL_IPC_MIN                         %zu\n", cfg.ipc_min);
     printf("  DPCOLL_SHM                             %d\n", cfg.shm);

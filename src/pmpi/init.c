@@ -4,6 +4,7 @@
  * forced algorithms, segment size) is agreed across MPI_COMM_WORLD here, so
  * a rank whose environment differs cannot take another path than the rest.
  */
+#include "dpc_hugepage.h"
 #include "config.h"
 #include "shim.h"
 #include "stage.h"
@@ -182,6 +183,7 @@ void dpc_init(int provided)
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
     agree_config();
+    dpc_hugepage_enable(dpc_g.cfg.hugepages);
     dpc_avg_init();
     dpc_g.oversubscribed = node_oversubscribed();
     int ok = 0;

@@ -3,6 +3,7 @@
  * cost model), build its schedule over the communicator's UCX transport,
  * progress it to the end without spinning a core, bounded by DPCOLL_TIMEOUT.
  */
+#include "dpc_hugepage.h"
 #include "config.h"
 #include "ipc.h"
 #include "shim.h"
@@ -656,6 +657,20 @@ static void engine_fields(const dpc_comm_t *c, dpc_coll_args_t *a, bool nonblock
     a->eager_max = c->tp->eager_max;
 }
 
+/* Large host buffers that calls pass again are made of huge pages, where
+ * the data cross by cross-memory attach (one node), which pins each page
+ * it moves (dpc_hugepage.h). */
+static void note_host_buffers(const dpc_comm_t *c, const dpc_job_t *j, const dpc_coll_args_t *a)
+{
+    if (!dpc_g.cfg.hugepages || !dpc_transport_one_sided(c->tp) || j->dev_staged || j->pipe.on)
+        return;
+    size_t in, out;
+    buffer_bytes(a, &in, &out);
+    if (!a->in_place)
+        dpc_hugepage_note(a->sbuf, in);
+    dpc_hugepage_note(a->rbuf, out);
+}
+
 int dpc_op_start(dpc_req_t *op)
 {
     dpc_job_t *j = op->job;
@@ -685,6 +700,7 @@ int dpc_op_start(dpc_req_t *op)
     if (j->prepare && (err = j->prepare(j, op->comm)))
         return err;
     engine_fields(c, a, op->mode != DPC_BLOCKING);
+    note_host_buffers(c, j, a);
     if (op->mode == DPC_BLOCKING && repeat_start(op))
         return MPI_SUCCESS;
     /* a repeated call with its schedule kept: the algorithm it ran with

@@ -12,8 +12,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "dpcoll.h"
 #include "mpi_util.h"
@@ -1334,6 +1336,95 @@ START_TEST(test_push_way)
 }
 END_TEST
 
+/* AnonHugePages (bytes) of the mapping holding p, -1 if not found */
+static long huge_bytes_at(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    bool inside = false;
+    long kb = -1;
+    while (f && fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            break;
+    }
+    if (f)
+        fclose(f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+/* The shim makes a reused large host buffer of huge pages (dpc_hugepage.h):
+ * after one 8 MiB allreduce neither buffer is; after the second both are
+ * (their whole 2 MiB pages), unless DPCOLL_HUGEPAGES=0 or the machine
+ * gives none (said, and then only the results checked); the results equal
+ * MPICH's all along. */
+START_TEST(test_hugepages_used)
+{
+    size_t n = 8u << 20, count = n / sizeof(int);
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    int *in = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int *out = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int *ref = malloc(n);
+    ck_assert(in != MAP_FAILED && out != MAP_FAILED && ref);
+    for (size_t i = 0; i < count; i++)
+        in[i] = (int)(i % 1000) + r;
+    PMPI_Allreduce(in, ref, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    long huge[2][2];
+    for (int call = 0; call < 2; call++) {
+        MPI_Allreduce(in, out, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        t_cases++;
+        if (memcmp(out, ref, n))
+            t_fail("allreduce %d of 8 MiB differs from PMPI's", call + 1);
+        huge[call][0] = huge_bytes_at(in);
+        huge[call][1] = huge_bytes_at(out);
+    }
+    const char *env = getenv("DPCOLL_HUGEPAGES");
+    bool off = env && !strcmp(env, "0");
+    /* (buffers are made huge where the data cross by cross-memory attach,
+     * which the direct algorithms need too: priced only with it) */
+    bool one_sided = dpcoll_predict("allreduce", "direct", 1 << 20, MPI_INT, MPI_COMM_WORLD) >= 0;
+    /* whether this kernel makes huge pages on request at all: asked here
+     * for a scratch range (MADV_COLLAPSE, 25) */
+    size_t pn = 4u << 20;
+    char *probe = mmap(NULL, pn, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    bool kernel_can = false;
+    if (probe != MAP_FAILED) {
+        memset(probe, 1, pn);
+        char *al = (char *)(((uintptr_t)probe + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+        FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+        char thp[128] = "";
+        if (f) {
+            if (!fgets(thp, sizeof(thp), f))
+                thp[0] = 0;
+            fclose(f);
+        }
+        kernel_can = thp[0] && !strstr(thp, "[never]") && madvise(al, 2u << 20, 25) == 0;
+        munmap(probe, pn);
+    }
+    t_cases++;
+    if (huge[0][0] > 0 || huge[0][1] > 0)
+        t_fail("huge pages after the first call (in %ld, out %ld bytes)", huge[0][0], huge[0][1]);
+    else if (off && (huge[1][0] > 0 || huge[1][1] > 0))
+        t_fail("DPCOLL_HUGEPAGES=0, yet huge pages after the second call (in %ld, out %ld)",
+               huge[1][0], huge[1][1]);
+    else if (!off && kernel_can && one_sided && (huge[1][0] <= 0 || huge[1][1] <= 0))
+        t_fail("the kernel makes huge pages on request, but after the second call in has %ld "
+               "bytes of them, out %ld", huge[1][0], huge[1][1]);
+    else if (!off && (!kernel_can || !one_sided) && r == 0)
+        printf("test_hugepages_used: %s: only the results checked\n",
+               !kernel_can ? "this kernel makes no huge pages on request (transparent_hugepage "
+                             "never, or no MADV_COLLAPSE)"
+                           : "the direct algorithms are off (DPCOLL_ONE_SIDED=0, or no cross-memory attach)");
+    munmap(in, n);
+    munmap(out, n);
+    free(ref);
+    t_agree("reused 8 MiB buffers made of huge pages on their second use");
+}
+END_TEST
+
 /* A rank done with a collective of large messages must leave nothing its
  * peers still need from it: the program may next block in the MPI
  * library's own calls (here MPICH's barrier), which do not progress
@@ -1642,6 +1733,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_predict);
         tcase_add_test(tc, test_eager_bound);
         tcase_add_test(tc, test_push_way);
+        tcase_add_test(tc, test_hugepages_used);
     }
     else if (!strcmp(mode, "leftbehind"))
         tcase_add_test(tc, test_left_behind);
