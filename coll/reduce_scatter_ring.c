@@ -14,9 +14,13 @@
 #include "coll_util.h"
 #include "ring.h"
 
-/* Segments through the mailboxes for vectors up to this (reduce_seg_bytes:
- * measured faster up to there, docs/bench/s41) */
-#define MAILBOX_SEGS_UP_TO (16u << 20)
+/* Segments through the mailboxes for vectors up to this (reduce_seg_bytes).
+ * Measured faster than the direct reduce-scatter up to 16 MiB on buffers
+ * of 4 KiB pages (docs/bench/s41); with reused buffers made of huge pages
+ * (dpc_hugepage.h), which speed cross-memory attach and not the mailboxes,
+ * up to 4 MiB only (8 and 16 MiB: 631-940 and 1787-2233 us against the
+ * direct one's 530-669 and 1177-1429, docs/bench/s42/hugepages.txt). */
+#define MAILBOX_SEGS_UP_TO (4u << 20)
 
 static size_t seg_bytes(const dpc_coll_args_t *a)
 {

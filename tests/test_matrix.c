@@ -257,7 +257,7 @@ END_TEST
 /* The rings' segments: the reducing rings' (allreduce, reduce-scatter) as
  * large as the mailboxes carry where they carry 64 KiB (the job's eager
  * limit; 0, the one-node default, is 64 KiB), the vector is at most 1 MiB
- * (allreduce) or 16 MiB (reduce-scatter) and the call blocks,
+ * (allreduce) or 4 MiB (reduce-scatter) and the call blocks,
  * DPC_DEFAULT_SEG_BYTES where the mailboxes carry less, the vector is
  * larger or the call is nonblocking, DPCOLL_SEG_BYTES
  * (args.seg_bytes) where set; the allgather's ring DPC_DEFAULT_SEG_BYTES
@@ -283,8 +283,8 @@ START_TEST(test_ring_segments)
         {DPC_REDUCE_SCATTER_BLOCK, 2, 256 * K, 0, 0, 64 * K, false},
         {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 8192, 0, DEF, false},
         {DPC_REDUCE_SCATTER_BLOCK, 3, 256 * K, 65536, 131072, 128 * K, false},
-        {DPC_REDUCE_SCATTER_BLOCK, 2, 8192 * K, 65536, 0, 64 * K, false},   /* 16 MiB */
-        {DPC_REDUCE_SCATTER_BLOCK, 2, 12288 * K, 65536, 0, DEF, false},     /* 24 MiB */
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 2048 * K, 65536, 0, 64 * K, false},   /* 4 MiB */
+        {DPC_REDUCE_SCATTER_BLOCK, 2, 3072 * K, 65536, 0, DEF, false},      /* 6 MiB */
         {DPC_ALLGATHER, 3, 256 * K, 65536, 0, DEF, false},
         {DPC_ALLGATHER, 3, 256 * K, 65536, 131072, 128 * K, false},
     };

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
         printf("  DPCOLL_SEG_BYTES                       %zu\n", cfg.seg_bytes);
     else
         printf("  DPCOLL_SEG_BYTES                       unset (%u; the rings of blocking "
-               "allreduces up to 1 MiB and reduce-scatters up to 16 MiB: the mailboxes' "
+               "allreduces up to 1 MiB and reduce-scatters up to 4 MiB: the mailboxes' "
                "largest message where they carry %u bytes)\n",
                DPC_DEFAULT_SEG_BYTES, DPC_DEFAULT_SHM_MAX);
     for (int c = 0; c < DPC_COLL_COUNT; c++) {

@@ -44,7 +44,7 @@ static void usage(FILE *f)
         "  -i, --in-place       MPI_IN_PLACE semantics\n"
         "  -s, --seg BYTES      pipeline segment size (default %u; the reducing rings': %u,\n"
         "                       as through 64 KiB mailboxes, up to 1 MiB allreduces and\n"
-        "                       16 MiB reduce-scatters)\n"
+        "                        4 MiB reduce-scatters)\n"
         "  -a, --alpha SECONDS  latency per message for the prediction (default 10e-6)\n"
         "  -b, --bw BYTES/S     link bandwidth (default 10e9)\n"
         "  -g, --reduce-bw B/S  reduction bandwidth (default 5e9)\n"
