@@ -61,8 +61,8 @@ typedef struct dpc_config {
  * Why: on this project's 2-core VM (AMD EPYC family 26, 1 MiB of L2 per
  * core) the direct allgather pushing against pulling, alternating runs,
  * 2 ranks: 1.09-1.28x faster at 2-64 MiB with dpcoll_bench -t, 1.15-1.50x
- * without (docs/bench/s42/push_ab.txt); the all-to-all 1.16-1.42x at
- * 256 KiB-8 MiB. An earlier VM of the kind (2 MiB of L2) measured reading
+ * without (docs/bench/s42/push_ab.txt); the all-to-all 1.13-1.42x at
+ * 256 KiB-4 MiB (beyond, it reads: coll/alltoall_direct.c). An earlier VM of the kind (2 MiB of L2) measured reading
  * faster beyond its cache (4 MiB: 286-293 us against 330-346 pushing;
  * 8 MiB: 627-641 against 691-714), and the default was the L2 size then;
  * on such a machine set DPCOLL_PUSH_MAX to its L2 size. */

@@ -68,6 +68,38 @@ typedef struct bufs {
     size_t cap;
 } bufs_t;
 
+
+static float input_value(int r, size_t i, unsigned gen);
+
+/* A row's buffers, fresh and of its own size (bytes a call's vector, for
+ * every call in flight), freed after it: a program's calls of different
+ * sizes use buffers of their own, and what one row's calls did to the
+ * pages must not carry into the rows after it (libdpcoll makes reused
+ * buffers holding whole 2 MiB pages huge, DPCOLL_HUGEPAGES; one buffer for
+ * every row made the small rows' prefixes of it huge once the large rows
+ * had run, which no program of separate small buffers sees). */
+static void bufs_alloc(bufs_t *b, size_t bytes, size_t ncalls)
+{
+    b->cap = (bytes / sizeof(float) + (size_t)size + 16) * ncalls;
+    b->in = malloc(sizeof(float) * b->cap * (size_t)size);
+    b->out = malloc(sizeof(float) * b->cap * (size_t)size);
+    b->ref = malloc(sizeof(float) * b->cap * (size_t)size);
+    if (!b->in || !b->out || !b->ref) {
+        fprintf(stderr, "dpcoll_bench: out of memory for %zu bytes x %zu calls\n", bytes, ncalls);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t i = 0; i < b->cap * (size_t)size; i++)
+        b->in[i] = input_value(rank, i, 0);
+}
+
+static void bufs_free(bufs_t *b)
+{
+    free(b->in);
+    free(b->out);
+    free(b->ref);
+    b->in = b->out = b->ref = NULL;
+}
+
 /* elements per rank-block and bytes counted for algbw, for `bytes` asked */
 static void shape(int c, size_t bytes, size_t *count, size_t *nbytes)
 {
@@ -566,17 +598,7 @@ int main(int argc, char **argv)
     }
     if (!dpcoll_active() && rank == 0)
         fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
-    bufs_t b;
-    b.cap = (maxb / sizeof(float) + (size_t)size + 16) * calls();
-    b.in = malloc(sizeof(float) * b.cap * (size_t)size);
-    b.out = malloc(sizeof(float) * b.cap * (size_t)size);
-    b.ref = malloc(sizeof(float) * b.cap * (size_t)size);
-    if (!b.in || !b.out || !b.ref) {
-        fprintf(stderr, "dpcoll_bench: out of memory for %zu bytes x %zu calls\n", maxb, calls());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (size_t i = 0; i < b.cap * (size_t)size; i++)
-        b.in[i] = input_value(rank, i, 0);
+    bufs_t b = {0};
     FILE *fc = csv && rank == 0 ? fopen(csv, "w") : NULL;
     if (fc)
         fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
@@ -620,6 +642,7 @@ int main(int argc, char **argv)
             if (nalgo == 0)
                 continue;   /* (-a LIST: none of this collective's) */
             cur_coll = cname[c];
+            bufs_alloc(&b, bytes > nbytes ? bytes : nbytes, calls());
             if (persistent)
                 for (int s = 0; s <= nalgo; s++) {
                     int native = s == nalgo;
@@ -674,6 +697,7 @@ int main(int argc, char **argv)
             }
             if (persistent)
                 free_persistent();
+            bufs_free(&b);
             dpcoll_set_algorithm(cname[c], "auto");
         }
         if (rank == 0 && !quiet && nlog[c])
@@ -729,9 +753,6 @@ int main(int argc, char **argv)
             fclose(fp);
         }
     }
-    free(b.in);
-    free(b.out);
-    free(b.ref);
     free(preq_all);
     if (user_op)
         MPI_Op_free(&red_op);
