@@ -624,13 +624,27 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
     return added;
 }
 
+/* Buffers for one measurement, fresh and of its own size, as a program's
+ * calls of different sizes have: what one measurement's calls did to the
+ * pages (libdpcoll makes reused buffers of whole 2 MiB pages huge) must
+ * not carry into the next, nor a large call's into a small one's prefix
+ * of the same buffer. */
+static void fresh_buffers(float **in, float **out, size_t bytes, int p)
+{
+    *in = malloc(bytes + 64);
+    *out = malloc(bytes * (size_t)p + 64);
+    if (!*in || !*out) {
+        fprintf(stderr, "dpcoll_tune: out of memory for %zu bytes\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t i = 0; i < bytes / sizeof(float); i++)
+        (*in)[i] = (float)(i % 7);
+    memset(*out, 0, bytes * (size_t)p + 64);
+}
+
 /* times every algorithm of colls at every power of two up to maxb */
 static int measure_all(point_t *pt, int p, size_t maxb)
 {
-    float *in = malloc(maxb + 64), *out = malloc(maxb * (size_t)p + 64);
-    for (size_t i = 0; i < maxb / sizeof(float); i++)
-        in[i] = (float)(i % 7);
-    memset(out, 0, maxb * (size_t)p + 64);
     int n = 0;
     for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
         for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
@@ -644,14 +658,16 @@ static int measure_all(point_t *pt, int p, size_t maxb)
                 pt[n].al = *al;
                 pt[n].calls = DPC_CALLS_BLOCKING;
                 pt[n].bytes = bytes;
+                float *in, *out;
+                fresh_buffers(&in, &out, bytes, p);
                 pt[n].t = time_call(colls[ci], &a, in, out, reps);
+                free(in);
+                free(out);
                 coefficients(&pt[n], colls[ci], p);
                 n++;
             }
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), "auto");
         }
-    free(in);
-    free(out);
     return n;
 }
 
@@ -673,19 +689,12 @@ static size_t measure_push_max(int p, size_t maxb, int rank)
 {
     static const dpc_coll_t way_colls[] = {DPC_ALLGATHER, DPC_ALLTOALL};
     enum { ROUNDS = 3, MAXSIZES = 48 };
-    float *in = malloc(maxb + 64), *out = malloc(maxb + 64);
     size_t sizes[MAXSIZES];
     double ratio[MAXSIZES];
     int ns = 0;
-    if (!in || !out) {
-        free(in);
-        free(out);
-        return DPC_PUSH_MAX_ALL;
-    }
-    for (size_t i = 0; i < maxb / sizeof(float); i++)
-        in[i] = (float)(i % 7);
-    memset(out, 0, maxb + 64);
     for (size_t bytes = DPC_PUSH_MIN; bytes <= maxb && ns < MAXSIZES; bytes *= 2, ns++) {
+        float *in, *out;
+        fresh_buffers(&in, &out, bytes, p);
         double logr = 0;
         for (int ci = 0; ci < 2; ci++) {
             dpc_coll_t c = way_colls[ci];
@@ -707,9 +716,9 @@ static size_t measure_push_max(int p, size_t maxb, int rank)
         }
         sizes[ns] = bytes;
         ratio[ns] = exp(logr);
+        free(in);
+        free(out);
     }
-    free(in);
-    free(out);
     size_t limit = dpc_push_limit(sizes, ratio, ns, PUSH_LOSS, DPC_PUSH_MIN);
     if (rank == 0) {
         printf("writing into peers against reading (direct allgather and all-to-all, time "
