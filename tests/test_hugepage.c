@@ -9,6 +9,7 @@
  * test says so and checks only what needs none.
  */
 #include "config.h"
+#include "smaps.h"
 #include <check.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,25 +19,6 @@
 #include <sys/mman.h>
 #include "check_run.h"
 #include "dpc_hugepage.h"
-
-/* AnonHugePages (bytes) of the mapping holding p, -1 if not found */
-static long huge_bytes_at(const void *p)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    bool inside = false;
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-        else if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-            break;
-    }
-    if (f)
-        fclose(f);
-    return kb < 0 ? -1 : kb * 1024;
-}
 
 START_TEST(test_second_sighting)
 {
@@ -62,14 +44,14 @@ START_TEST(test_second_sighting)
         return;
     }
     ck_assert_int_eq(first, DPC_HUGEPAGE_NOTED);
-    ck_assert_msg(huge_bytes_at(buf) == 0, "huge after one sighting: %ld", huge_bytes_at(buf));
+    ck_assert_msg(smaps_huge_bytes_at(buf) == 0, "huge after one sighting: %ld", smaps_huge_bytes_at(buf));
     dpc_hugepage_t second = dpc_hugepage_note(buf, len);
     ck_assert(second == DPC_HUGEPAGE_MADE || second == DPC_HUGEPAGE_REFUSED);
     if (second == DPC_HUGEPAGE_REFUSED) {
         printf("test_hugepage: the kernel refused to collapse the range (no free huge page?): "
                "the contents checked only\n");
     } else {
-        long got = huge_bytes_at(buf);
+        long got = smaps_huge_bytes_at(buf);
         /* whole pages inside [buf, buf + len): 2 MiB-aligned 2..6 MiB of
          * the aligned part, two of them (the first partial, 1-2 MiB, and
          * the last, 6-7 MiB, stay small) */

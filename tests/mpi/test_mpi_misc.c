@@ -9,6 +9,7 @@
  * argv[1]; tests/mpi/run.sh runs each.
  */
 #include "config.h"
+#include "../smaps.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1336,25 +1337,6 @@ START_TEST(test_push_way)
 }
 END_TEST
 
-/* AnonHugePages (bytes) of the mapping holding p, -1 if not found */
-static long huge_bytes_at(const void *p)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    bool inside = false;
-    long kb = -1;
-    while (f && fgets(line, sizeof(line), f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-        else if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-            break;
-    }
-    if (f)
-        fclose(f);
-    return kb < 0 ? -1 : kb * 1024;
-}
-
 /* The shim makes a reused large host buffer of huge pages (dpc_hugepage.h):
  * after one 8 MiB allreduce neither buffer is; after the second both are
  * (their whole 2 MiB pages), unless DPCOLL_HUGEPAGES=0 or the machine
@@ -1378,8 +1360,8 @@ START_TEST(test_hugepages_used)
         t_cases++;
         if (memcmp(out, ref, n))
             t_fail("allreduce %d of 8 MiB differs from PMPI's", call + 1);
-        huge[call][0] = huge_bytes_at(in);
-        huge[call][1] = huge_bytes_at(out);
+        huge[call][0] = smaps_huge_bytes_at(in);
+        huge[call][1] = smaps_huge_bytes_at(out);
     }
     const char *env = getenv("DPCOLL_HUGEPAGES");
     bool off = env && !strcmp(env, "0");
