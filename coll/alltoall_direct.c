@@ -1,7 +1,7 @@
 /*
  * All-to-all (equal blocks), direct (one-sided), one transfer per peer
  * (direct.h), either way:
- *  - pull: every rank exposes its send buffer and moves block r of each
+ *  - pull: every rank exposes its send buffer and reads block r of each
  *    peer's straight into block q of its output;
  *  - push (not in place, and calls whose output is from a->push_min up to
  *    a->push_max bytes, direct_pushes, and at most ALLTOALL_PUSH_UP_TO):

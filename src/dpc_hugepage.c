@@ -54,8 +54,8 @@ void dpc_hugepage_enable(int on)
 }
 
 /* The range's slot, a new one in place of the one seen longest ago if it
- * has none (a program cycling through more buffers than slots sees each
- * made huge all the same, on its second sighting in a row at worst). */
+ * has none (so a program passing more than DPC_HUGEPAGE_SLOTS large buffers
+ * in turn has none made huge: each gives way before its second sighting). */
 static range_t *slot_for(uintptr_t lo, uintptr_t hi)
 {
     range_t *oldest = &ranges[0];

@@ -18,7 +18,8 @@
  * touched), never where the machine's administrator turned transparent
  * huge pages off (/sys/kernel/mm/transparent_hugepage/enabled: never), and
  * a refusal (no such advice, memory pinned or not anonymous) is the end of
- * it for that range. What a rank does with its own pages changes nothing
+ * it for that range. A range is asked for once: a buffer freed and another
+ * allocated at the same place stays as the allocator made it. What a rank does with its own pages changes nothing
  * another rank decides. DPCOLL_HUGEPAGES=0 turns it off.
  */
 #ifndef DPC_HUGEPAGE_H
