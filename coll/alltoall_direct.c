@@ -4,7 +4,7 @@
  *  - pull: every rank exposes its send buffer and reads block r of each
  *    peer's straight into block q of its output;
  *  - push (not in place, and calls whose output is from a->push_min up to
- *    a->push_max bytes, direct_pushes, and at most ALLTOALL_PUSH_UP_TO):
+ *    a->push_max bytes, direct_pushes, and at most DPC_ALLTOALL_PUSH_UP_TO):
  *    every rank exposes its output and writes its block q straight into
  *    block r of peer q's.
  * Every rank takes the same way.
@@ -12,7 +12,7 @@
  * Why push: on a machine where a core writes into another process's pages
  * faster than it reads from them (this project's VM: 2 ranks, dpcoll_bench
  * -t, 1.13-1.42x faster pushing at 256 KiB-4 MiB in most runs, no faster
- * beyond on reused buffers made of huge pages: ALLTOALL_PUSH_UP_TO;
+ * beyond on reused buffers made of huge pages: DPC_ALLTOALL_PUSH_UP_TO;
  * docs/bench/s42) the same copy costs less; DPCOLL_PUSH_MAX caps it where
  * reading is faster (src/dpc_config.h).
  *
@@ -33,16 +33,9 @@
 #include "config.h"
 #include "direct.h"
 
-/* The largest output the all-to-all writes into its peers, whatever
- * push_max says: beyond it, on reused buffers made of huge pages
- * (dpc_hugepage.h), pushing measured no faster, 0.72-1.09x the pull's
- * speed at 8-64 MiB in four runs of five (docs/bench/s42), where up to
- * 4 MiB it was 1.13-1.31x in four of five. */
-#define ALLTOALL_PUSH_UP_TO (4u << 20)
-
 static bool pushes(const dpc_coll_args_t *a)
 {
-    return !a->in_place && direct_pushes(a) && dpc_coll_bytes(a) <= ALLTOALL_PUSH_UP_TO;
+    return !a->in_place && direct_pushes(a) && dpc_coll_bytes(a) <= DPC_ALLTOALL_PUSH_UP_TO;
 }
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)

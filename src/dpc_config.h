@@ -69,6 +69,12 @@ typedef struct dpc_config {
 #define DPC_PUSH_MAX_ALL ((size_t)-1)
 /* ... and from this many bytes (coll/allgather_direct.c has the figures) */
 #define DPC_PUSH_MIN (256u << 10)
+/* The largest output the direct all-to-all writes into its peers, whatever
+ * push_max says: beyond it, on reused buffers made of huge pages
+ * (dpc_hugepage.h), pushing measured no faster, 0.72-1.09x the pull's
+ * speed at 8-64 MiB in four runs of five (docs/bench/s42), where up to
+ * 4 MiB it was 1.13-1.31x in four of five. */
+#define DPC_ALLTOALL_PUSH_UP_TO ((size_t)4 << 20)
 
 void dpc_config_defaults(dpc_config_t *cfg);
 /* Reads the environment; on a bad value returns DPC_ERR_ARG with a message
