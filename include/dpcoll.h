@@ -43,8 +43,8 @@ DPCOLL_API int dpcoll_active(void);
 DPCOLL_API int dpcoll_set_algorithm(const char *collective, const char *algorithm);
 
 /* From now on, one-sided allgathers and all-to-alls whose output is 256 KiB
- * to `bytes` write their blocks into their peers' outputs, and read them
- * beyond (like DPCOLL_PUSH_MAX at start-up; (size_t)-1: no limit, 0: always
+ * to `bytes` (the all-to-alls at most 4 MiB) write their blocks into their
+ * peers' outputs, and read them beyond (like DPCOLL_PUSH_MAX at start-up; (size_t)-1: no limit, 0: always
  * read). Which is faster depends on the machine; dpcoll_tune measures it.
  * Every rank of a communicator must make the same call before its next
  * collective on it. Returns MPI_SUCCESS. */

@@ -121,8 +121,9 @@ int main(int argc, char **argv)
     printf("  DPCOLL_SHM                             %d\n", cfg.shm);
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
     if (cfg.push_max == DPC_PUSH_MAX_ALL)
-        printf("  DPCOLL_PUSH_MAX                        (no limit: one-sided allgathers and "
-               "all-to-alls from %u bytes write into their peers)\n", DPC_PUSH_MIN);
+        printf("  DPCOLL_PUSH_MAX                        (no limit: one-sided allgathers from "
+               "%u bytes, and all-to-alls up to %zu, write into their peers)\n", DPC_PUSH_MIN,
+               (size_t)DPC_ALLTOALL_PUSH_UP_TO);
     else
         printf("  DPCOLL_PUSH_MAX                        %zu\n", cfg.push_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
