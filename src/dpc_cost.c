@@ -85,50 +85,50 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
     dpc_cost_model_t m = {
         /* (docs/bench/np2.tune to 4 digits, np2_tune_fit.txt: dpcoll_tune
          * -r on four dpcoll_bench -a all -t runs, 2 ranks, on a 2-core VM
-         * (AMD EPYC family 26), session 32: two of 8 B-64 MiB and two of
+         * (AMD EPYC family 26), session 43: two of 8 B-64 MiB and two of
          * 512 KiB-64 MiB, every algorithm of the five collectives at every
          * power of two, with each rank writing its input before a call and
-         * reading its output after, as programs do. Several runs because
-         * this machine's speed moves by up to 2x between runs minutes
-         * apart, and a fit of one run did not carry over an hour (session
-         * 31: 392-402 of 432 of its own measurements within 30%, 160-256
-         * of a later run's rows).
+         * reading its output after, as programs do; fresh buffers per size,
+         * huge pages for reused ones (src/dpc_hugepage.c), the small calls'
+         * paths of sessions 37-41. Several runs because this machine's
+         * speed moves between runs minutes apart.
          *
-         * Checked on eight runs of session 31 that it was not fitted to
-         * (docs/bench/fit/check, four with -t, from 8 B to 16 or 64 MiB):
-         * within 30% of 1112 and 1256 of 1620 algorithm rows (with -t,
-         * without), where session 31's constants (session 20's fit of one
-         * dpcoll_tune run, and its rendezvous price) managed 559 and 594;
-         * the choices' time over the fastest algorithm's, geometric mean,
-         * 1.042 -> 1.027 and 1.034 -> 1.026; with -t, allreduce 1.099 ->
-         * 1.041 and reduce-scatter 1.047 -> 1.021.
+         * Checked on eight runs made after the fit (docs/bench/fit/check,
+         * four with -t, four without, 8 B-64 MiB): within 30% of 1228 and
+         * 1224 of 1728 algorithm rows, where the runs agree with each
+         * other within 30% on 1289 and 1411 (the most a model of this
+         * machine can expect) and session 32's constants managed 548 and
+         * 468 (this VM's memory had become faster, and huge pages halve a
+         * large call's time: they predicted 1.5-2.8x too long from 64 KiB
+         * up); the choices' time over the fastest algorithm's, geometric
+         * mean, 1.032 -> 1.031 with -t and 1.051 -> 1.053 without, 1.023
+         * and 1.039 with the measured choices below
+         * (docs/bench/np2_model_check.txt).
          *
-         * Where the sets fall: the first spans calls up to 1 MiB of
-         * buffers; beyond it the "alphas" of the chunked algorithms
-         * (alpha_rndv per ring segment, alpha_get per direct chunk) come
-         * out at 15-30 us, not the 3.5-4.5 us one such step costs alone,
-         * because the number of chunks grows with the bytes: they are
-         * per-byte costs of those algorithms beyond the caches. beta_reread
-         * (Rabenseifner's and recursive halving's reductions reading whole
-         * received halves back from memory) is 0 in the first set, where
-         * they fit the caches, and 15 then 9 GB/s beyond; it is what makes the direct allreduce the
-         * faster from 8 MiB at 2 ranks, as 17 of 20 runs measured it.)
-         * The first set's alpha_rndv, 4.5 us, agrees with libdpcoll's own
-         * rendezvous on one node: a one-sided read (alpha_get) and a
-         * message (alpha). */
-        .set = {{.alpha = 8.537e-7, .beta = 9.751e-11, .gamma = 1.256e-10,
-                 .alpha_rndv = 4.488e-6, .alpha_get = 3.577e-6, .alpha_call = 0,
-                 .beta_concurrent = 2.52e-11, .beta_reread = 0},
-                {.alpha = 0, .beta = 8.013e-11, .gamma = 7.839e-11, .alpha_rndv = 2.825e-5,
-                 .alpha_get = 3.101e-5, .alpha_call = 0, .beta_concurrent = 3.187e-11,
-                 .beta_reread = 6.544e-11},
-                {.alpha = 0, .beta = 1.592e-10, .gamma = 2.546e-10, .alpha_rndv = 1.488e-5,
-                 .alpha_get = 0, .alpha_call = 0, .beta_concurrent = 4.912e-11,
-                 .beta_reread = 6.48e-11},
-                {.alpha = 0, .beta = 1.675e-10, .gamma = 2.656e-10, .alpha_rndv = 1.809e-5,
-                 .alpha_get = 0, .alpha_call = 6.86e-4, .beta_concurrent = 3.56e-11,
-                 .beta_reread = 1.12e-10}},
-        .from = {0, 1u << 20, 8u << 20, 32u << 20}};
+         * Where the sets fall (the fit's best split): calls of under 2 KiB
+         * of buffers, whose time is the call's and its messages' (alpha,
+         * alpha_call); up to 2 MiB, data in a core's cache; up to 16 MiB;
+         * beyond, from memory. The sets from 2 MiB price the chunked
+         * algorithms' steps (alpha_get per direct chunk: 12 us) as per-byte
+         * costs of those algorithms, as the number of chunks grows with
+         * the bytes. beta_reread (Rabenseifner's and recursive halving's
+         * reductions reading whole received halves back) is 0 while they
+         * fit the caches and 23 then 45 GB/s beyond. The first set's
+         * alpha_rndv is the next set's: calls of under 2 KiB say nothing of
+         * a rendezvous.) */
+        .set = {{.alpha = 2.946e-7, .beta = 1.681e-10, .gamma = 1.047e-10,
+                 .alpha_rndv = 1.161e-5, .alpha_get = 4.1e-6, .alpha_call = 2.682e-7,
+                 .beta_concurrent = 1.146e-9, .beta_reread = 0},
+                {.alpha = 5.741e-7, .beta = 3.447e-11, .gamma = 8.042e-11,
+                 .alpha_rndv = 1.161e-5, .alpha_get = 4.619e-6, .alpha_call = 2.514e-7,
+                 .beta_concurrent = 4.199e-11, .beta_reread = 0},
+                {.alpha = 2.72e-6, .beta = 5.146e-11, .gamma = 5.864e-11,
+                 .alpha_rndv = 1.053e-5, .alpha_get = 1.244e-5, .alpha_call = 0,
+                 .beta_concurrent = 2.791e-11, .beta_reread = 4.377e-11},
+                {.alpha = 0, .beta = 7.943e-11, .gamma = 9e-11, .alpha_rndv = 5.789e-6,
+                 .alpha_get = 0, .alpha_call = 0, .beta_concurrent = 3.375e-11,
+                 .beta_reread = 2.206e-11}},
+        .from = {0, 2048, 2u << 20, 16u << 20}};
     /* A measured choice: at 2 ranks a blocking bcast of 16-128 KiB ran
      * fastest as scatter-allgather in each of ten dpcoll_bench -a all -t
      * runs of session 41 (two halves through the mailboxes, the root
@@ -142,6 +142,32 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
                                            .hi = 131072,
                                            .al = dpc_algo_find(DPC_BCAST, "scatter_allgather"),
                                            .calls = DPC_CALLS_BLOCKING};
+    /* Measured choices of session 43 (dpcoll_tune's "choose" lines from
+     * the four runs of the fit: the constants' pick took 1.15-1.31x as
+     * long there), each the fastest by the median of twelve -t runs, the
+     * eight later ones included (docs/bench/fit/check, check2), blocking
+     * calls at 2 ranks:
+     *  - allreduce 16 KiB: recursive doubling, 1.2x faster than the ring
+     *    the constants price a hair cheaper, in all ten runs;
+     *  - allreduce 2-4 MiB: direct, 1.12x and 1.24x faster than the next
+     *    (recursive doubling) in 11 and 10 of 12 runs, where the constants
+     *    take Rabenseifner at 2 MiB;
+     *  - all-to-all 2-4 MiB: pairwise, 1.26x and 1.16x faster than direct
+     *    (which writes into its peers up to 4 MiB) in 11 of 12 runs each;
+     *    the tune's own line said 4 MiB only, 2 MiB is from all twelve.
+     * (The ranges run from midway between powers of two, geometrically,
+     * as dpcoll_tune writes them.) */
+    static const struct { dpc_coll_t coll; size_t lo, hi; const char *name; } measured[] = {
+        {DPC_ALLREDUCE, 11586, 23170, "recursive_doubling"},
+        {DPC_ALLREDUCE, 1482911, 5931641, "direct"},
+        {DPC_ALLTOALL, 1482911, 5931641, "pairwise"},
+    };
+    for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++)
+        m.rule[m.nrules++] = (dpc_cost_rule_t){.coll = measured[i].coll, .nranks = 2,
+                                               .lo = measured[i].lo, .hi = measured[i].hi,
+                                               .al = dpc_algo_find(measured[i].coll,
+                                                                   measured[i].name),
+                                               .calls = DPC_CALLS_BLOCKING};
     return m;
 }
 

@@ -1124,16 +1124,34 @@ static void call_coll(const char *coll, int n, float *in, float *out)
         MPI_Alltoall(in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
 }
 
+/* The one-node model's measured choices (src/dpc_cost.c), blocking calls
+ * at 2 ranks, by the bytes of a rank's vector (all its blocks). */
+static const struct {
+    const char *coll;
+    size_t lo, hi;
+    const char *algo;
+} builtin_choices[] = {
+    {"bcast", 16384, 131072, "scatter_allgather"},
+    {"allreduce", 11586, 23170, "recursive_doubling"},
+    {"allreduce", 1482911, 5931641, "direct"},
+    {"alltoall", 1482911, 5931641, "pairwise"},
+};
+
 /* The algorithm a blocking call of n floats should run where the lowest
- * prediction is best's: the one-node model's measured choice where it
- * applies (no tune file: a bcast of 16-128 KiB at 2 ranks runs
- * scatter-allgather, src/dpc_cost.c), else best. */
+ * prediction is best's: with no tune file, the one-node model's measured
+ * choice where one covers it and its algorithm can run (a one-sided one
+ * needs one-sided transfers: dpcoll_predict says), else best. */
 static const char *expected_algo(const char *coll, int n, const char *best)
 {
-    size_t bytes = (size_t)n * sizeof(float);
-    if (best && !getenv("DPCOLL_TUNE_FILE") && !strcmp(coll, "bcast") && t_size == 2 &&
-        bytes >= 16384 && bytes <= 131072)
-        return "scatter_allgather";
+    bool blocks = strcmp(coll, "allreduce") && strcmp(coll, "bcast");
+    size_t bytes = (size_t)n * sizeof(float) * (blocks ? (size_t)t_size : 1);
+    if (!best || getenv("DPCOLL_TUNE_FILE") || t_size != 2)
+        return best;
+    for (size_t i = 0; i < sizeof(builtin_choices) / sizeof(builtin_choices[0]); i++)
+        if (!strcmp(coll, builtin_choices[i].coll) && bytes >= builtin_choices[i].lo &&
+            bytes <= builtin_choices[i].hi &&
+            dpcoll_predict(coll, builtin_choices[i].algo, n, MPI_FLOAT, MPI_COMM_WORLD) >= 0)
+            return builtin_choices[i].algo;
     return best;
 }
 
@@ -1172,8 +1190,7 @@ START_TEST(test_predict)
             t_cases++;
             if (!want || strcmp(want, ran))
                 t_fail("%s of %d floats: ran %s, the lowest prediction is %s's%s", colls[ci], n,
-                       ran, best ? best : "nobody", want != best ? " (the measured choice: "
-                       "scatter_allgather)" : "");
+                       ran, best ? best : "nobody", want != best ? " (a measured choice)" : "");
             else if (!(aut > 0) || aut != want_t)
                 t_fail("%s of %d floats: auto predicted %g s, %s %g s", colls[ci], n, aut, want,
                        want_t);
