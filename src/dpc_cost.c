@@ -101,9 +101,11 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
          * 468 (this VM's memory had become faster, and huge pages halve a
          * large call's time: they predicted 1.5-2.8x too long from 64 KiB
          * up); the choices' time over the fastest algorithm's, geometric
-         * mean, 1.032 -> 1.031 with -t and 1.051 -> 1.053 without, 1.023
-         * and 1.039 with the measured choices below
-         * (docs/bench/np2_model_check.txt).
+         * mean, the constants alone as good as session 32's (1.031 against
+         * 1.032 with -t, 1.053 against 1.051 without on the first eight),
+         * 1.018-1.020 with the measured choices below (which these runs
+         * helped choose; session 32's: 1.032-1.051;
+         * docs/bench/np2_model_check.txt, s43/model_ab.txt).
          *
          * Where the sets fall (the fit's best split): calls of under 2 KiB
          * of buffers, whose time is the call's and its messages' (alpha,
@@ -142,24 +144,37 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
                                            .hi = 131072,
                                            .al = dpc_algo_find(DPC_BCAST, "scatter_allgather"),
                                            .calls = DPC_CALLS_BLOCKING};
-    /* Measured choices of session 43 (dpcoll_tune's "choose" lines from
-     * the four runs of the fit: the constants' pick took 1.15-1.31x as
-     * long there), each the fastest by the median of twelve -t runs, the
-     * eight later ones included (docs/bench/fit/check, check2), blocking
-     * calls at 2 ranks:
-     *  - allreduce 16 KiB: recursive doubling, 1.2x faster than the ring
-     *    the constants price a hair cheaper, in all ten runs;
-     *  - allreduce 2-4 MiB: direct, 1.12x and 1.24x faster than the next
-     *    (recursive doubling) in 11 and 10 of 12 runs, where the constants
-     *    take Rabenseifner at 2 MiB;
+    /* Measured choices of session 43, blocking calls at 2 ranks, from
+     * twelve dpcoll_bench -a all -t runs (each rank writing its input
+     * before a call and reading its output after, as programs do) and
+     * four without -t (buffers left alone between calls, as benchmark
+     * loops such as IMB's and OSU's leave them): the fit's four and the
+     * later ones of docs/bench/fit/check. Each algorithm here is no slower
+     * than the constants' pick by the median of either kind of run, and
+     * 1.1x or more faster by one (times in us, the pick's first):
+     *  - allreduce 16 KiB: recursive doubling (dpcoll_tune's own line from
+     *    the fit's runs; -t 2.9 against 2.5, the ring 1.2x slower in all
+     *    ten runs);
+     *  - allreduce 256 KiB-4 MiB: direct. Against the ring the constants
+     *    take up to 1 MiB: -t 44/88/166 against 43/81/163, without -t
+     *    46/85/166 against 23/44/105 (the ring's mailbox segments copy
+     *    every byte twice; reading the peer's input out of the shared
+     *    cache, once). Against Rabenseifner at 2 MiB: -t 383 against 325
+     *    (11 of 12 runs), without 315 against 209. dpcoll_tune's line
+     *    said 2-4 MiB (1.21-1.31x);
+     *  - reduce-scatter 4-8 MiB: recursive halving, -t 291/590 against
+     *    260/575, without 292/436 against 193/404 (the ring); in five
+     *    alternating runs after, 286/533 against 280/514 and 300/448
+     *    against 204/402 (docs/bench/s43/mid_sizes.txt);
      *  - all-to-all 2-4 MiB: pairwise, 1.26x and 1.16x faster than direct
-     *    (which writes into its peers up to 4 MiB) in 11 of 12 runs each;
-     *    the tune's own line said 4 MiB only, 2 MiB is from all twelve.
+     *    (which writes into its peers up to 4 MiB) with -t, in 11 of 12
+     *    runs each (dpcoll_tune's line said 4 MiB).
      * (The ranges run from midway between powers of two, geometrically,
      * as dpcoll_tune writes them.) */
     static const struct { dpc_coll_t coll; size_t lo, hi; const char *name; } measured[] = {
         {DPC_ALLREDUCE, 11586, 23170, "recursive_doubling"},
-        {DPC_ALLREDUCE, 1482911, 5931641, "direct"},
+        {DPC_ALLREDUCE, 185364, 5931641, "direct"},
+        {DPC_REDUCE_SCATTER_BLOCK, 2965821, 11863283, "recursive_halving"},
         {DPC_ALLTOALL, 1482911, 5931641, "pairwise"},
     };
     for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++)

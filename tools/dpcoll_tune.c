@@ -425,12 +425,11 @@ static bool same_call(const point_t *x, const point_t *y)
  * a call alike in every run, and the other runs' median is the best such
  * price that knows the call alone, so a model of the machine can expect
  * about this and hardly more. On the 2-core VM the built-in constants were
- * fitted on, docs/bench/fit/check's four -t runs came within 30% of each
- * other on 1067 of 1584 rows (the model: 1112 of 1620), its four without
- * -t on 1309 of 1584 (the model: 1256); one run against one other, 47-87%.
- * The same for choices: the algorithm fastest in the other runs, as this
- * run measured it, over this run's fastest (1.029x and 1.022x; the
- * model's, 1.027x and 1.026x). */
+ * fitted on (session 43), docs/bench/fit/check's first four -t runs came
+ * within 30% of each other on 1289 of 1728 rows (the model: 1228), the
+ * next four on 1663 (1473), its four without -t on 1411 (1224). The same
+ * for choices: the algorithm fastest in the other runs, as this run
+ * measured it, over this run's fastest (docs/bench/np2_model_check.txt). */
 static void report_repeatability(const point_t *pt, int n, int runs)
 {
     if (runs < 2)

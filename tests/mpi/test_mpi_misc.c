@@ -1133,7 +1133,8 @@ static const struct {
 } builtin_choices[] = {
     {"bcast", 16384, 131072, "scatter_allgather"},
     {"allreduce", 11586, 23170, "recursive_doubling"},
-    {"allreduce", 1482911, 5931641, "direct"},
+    {"allreduce", 185364, 5931641, "direct"},
+    {"reduce_scatter_block", 2965821, 11863283, "recursive_halving"},
     {"alltoall", 1482911, 5931641, "pairwise"},
 };
 
