@@ -103,8 +103,8 @@ size_t dpc_push_limit(const size_t *sizes, const double *ratio, int n, double lo
 
 dpc_cost_model_t dpc_cost_model_defaults(void);
 /* Defaults for a job on one node (shared memory): dpcoll_tune's fit on a
- * 2-core x86 VM (docs/bench/np2.tune); used when every process is on one
- * node and no tune file is given. */
+ * 2-core x86 VM and the measured choices of its runs (docs/bench/np2.tune);
+ * used when every process is on one node and no tune file is given. */
 dpc_cost_model_t dpc_cost_model_one_node(void);
 /* The bytes a call moves per rank's buffer (the whole vector). */
 size_t dpc_coll_bytes(const dpc_coll_args_t *a);
