@@ -602,7 +602,7 @@ int main(int argc, char **argv)
     FILE *fc = csv && rank == 0 ? fopen(csv, "w") : NULL;
     if (fc)
         fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
-                    "native_us,native_busbw_GBs,speedup,model_us,native_wrong,calls\n");
+                    "native_us,native_busbw_GBs,speedup,model_us,native_wrong,calls,buffers\n");
     if (rank == 0 && !quiet)
         printf("# dpcoll_bench: %d ranks, float, %s; medians of %d repeats (slowest rank); "
                "native = the MPI library's own collective, same buffers, same run%s\n", size,
@@ -691,9 +691,10 @@ int main(int argc, char **argv)
                            nat * 1e6, nbus, nat / ours[s], nw);
                 if (fc)
                     fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f,%.3f,%ld,"
-                            "%s\n", cname[c], size, nbytes, count, shown, ours[s] * 1e6, alg, bus, w,
+                            "%s,%s\n", cname[c], size, nbytes, count, shown, ours[s] * 1e6, alg, bus, w,
                             nat * 1e6, nbus, nat / ours[s], model * 1e6, nw,
-                            persistent ? "persistent" : inflight ? "nonblocking" : "blocking");
+                            persistent ? "persistent" : inflight ? "nonblocking" : "blocking",
+                            touch ? "touched" : "as_left");
             }
             if (persistent)
                 free_persistent();
