@@ -82,7 +82,9 @@ DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i);
  * prices it (comm's size and transport, the constants in effect). count is
  * as the MPI call takes it: allreduce and bcast the whole vector,
  * reduce_scatter_block, allgather and alltoall one rank's block, of
- * datatype (reductions priced as a sum). Negative when the algorithm does
+ * datatype (reductions priced as a sum); the v-variants (reduce_scatter,
+ * allgatherv, alltoallv) `count` from every rank, as if their counts were
+ * equal. Negative when the algorithm does
  * not apply to the call, an argument is wrong, or libdpcoll is not active.
  * Local, except the first time libdpcoll meets comm (as in its first
  * collective there, every rank of comm must then make the call). */

@@ -41,11 +41,56 @@
 #include <string.h>
 #include "dpcoll.h"
 
-enum { C_ALLREDUCE, C_RS, C_ALLGATHER, C_BCAST, C_ALLTOALL, NC };
+enum { C_ALLREDUCE, C_RS, C_ALLGATHER, C_BCAST, C_ALLTOALL, C_RSV, C_ALLGATHERV, C_ALLTOALLV, NC };
 static const dpc_coll_t coll_of[NC] = {DPC_ALLREDUCE, DPC_REDUCE_SCATTER_BLOCK, DPC_ALLGATHER,
-                                       DPC_BCAST, DPC_ALLTOALL};
-static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast", "alltoall"};
+                                       DPC_BCAST, DPC_ALLTOALL, DPC_REDUCE_SCATTER,
+                                       DPC_ALLGATHERV, DPC_ALLTOALLV};
+static const char *cname[NC] = {"allreduce", "reduce_scatter_block", "allgather", "bcast",
+                                "alltoall", "reduce_scatter", "allgatherv", "alltoallv"};
 static int rank, size;
+
+/* The v-variants (MPI_Reduce_scatter, MPI_Allgatherv, MPI_Alltoallv) with
+ * unequal shares, as a data-parallel job whose shards differ in size calls
+ * them (equal ones are what the block collectives time): of a row's vector
+ * of T elements, rank q's share is T (q+1) / (p(p+1)/2), rounded down, the
+ * last rank taking what is left (at 2 ranks a third and two thirds; at the
+ * smallest sizes some shares are 0, as they can be in a program). "count"
+ * for them is T. An all-to-all's block from rank r to rank q is share
+ * (r+q) mod p, so every rank sends T and receives T, in blocks of
+ * different sizes. */
+static int is_v(int c)
+{
+    return c == C_RSV || c == C_ALLGATHERV || c == C_ALLTOALLV;
+}
+static size_t share(size_t total, int q)
+{
+    size_t w = (size_t)size * (size_t)(size + 1) / 2, before = 0;
+    for (int k = 0; k < q; k++)
+        before += total * (size_t)(k + 1) / w;
+    return q == size - 1 ? total - before : total * (size_t)(q + 1) / w;
+}
+/* the row's counts and displacements (this rank's, for its calls):
+ * vcount/vdispl the shares (reduce_scatter's recvcounts, allgatherv's
+ * counts), scount/sdispl and rcount/rdispl the all-to-all's */
+static int *vcount, *vdispl, *scount, *sdispl, *rcount, *rdispl;
+/* where rank q keeps its block for rank r in its all-to-all input */
+static size_t a2a_send_displ(size_t total, int q, int r)
+{
+    size_t d = 0;
+    for (int m = 0; m < r; m++)
+        d += share(total, (q + m) % size);
+    return d;
+}
+static void v_shape(size_t total)
+{
+    for (int q = 0; q < size; q++) {
+        vcount[q] = (int)share(total, q);
+        vdispl[q] = q ? vdispl[q - 1] + vcount[q - 1] : 0;
+        scount[q] = rcount[q] = (int)share(total, (rank + q) % size);
+        sdispl[q] = q ? sdispl[q - 1] + scount[q - 1] : 0;
+        rdispl[q] = q ? rdispl[q - 1] + rcount[q - 1] : 0;
+    }
+}
 /* the reductions' op: MPI_SUM, or with -u a program's own float sum made
  * with MPI_Op_create; with -U the same sum declared not commutative (both
  * libraries then combine in rank order: libdpcoll on its rank-order
@@ -100,9 +145,26 @@ static void bufs_free(bufs_t *b)
     b->in = b->out = b->ref = NULL;
 }
 
+/* A rank's input elements for a call of that count (rank q's: in_elems_of) */
+static size_t in_elems_of(int c, size_t count, int q)
+{
+    if (is_v(c))
+        return c == C_ALLGATHERV ? share(count, q) : count;
+    return timed_in_elems(coll_of[c], count, size);
+}
+static size_t in_elems(int c, size_t count)
+{
+    return in_elems_of(c, count, rank);
+}
+
 /* elements per rank-block and bytes counted for algbw, for `bytes` asked */
 static void shape(int c, size_t bytes, size_t *count, size_t *nbytes)
 {
+    if (is_v(c)) {   /* (the whole vector, T: every rank's input or output spans it) */
+        *count = bytes / sizeof(float) ? bytes / sizeof(float) : 1;
+        *nbytes = *count * sizeof(float);
+        return;
+    }
     *count = timed_count(coll_of[c], bytes / sizeof(float), size);
     /* (the whole buffer: the larger of a rank's input and output) */
     size_t in = timed_in_elems(coll_of[c], *count, size), out = timed_out_elems(coll_of[c], *count, size);
@@ -112,7 +174,7 @@ static void shape(int c, size_t bytes, size_t *count, size_t *nbytes)
 static double bus_factor(int c)
 {
     double p = size;
-    return c == C_ALLREDUCE ? 2 * (p - 1) / p : c == C_BCAST ? 1 : (p - 1) / p;
+    return c == C_ALLREDUCE ? 2 * (p - 1) / p : c == C_BCAST ? 1 : (p - 1) / p;   /* (v: as theirs) */
 }
 
 /* -i N: N calls in flight at once, each on buffers of its own (MPI_I...
@@ -124,7 +186,7 @@ static size_t out_elems(int c, size_t count);
 static int run_nb(int c, int native, bufs_t *b, size_t count, float *out)
 {
     int n = (int)count, rc = MPI_SUCCESS;
-    size_t sin = timed_in_elems(coll_of[c], count, size), sout = out_elems(c, count);
+    size_t sin = in_elems(c, count), sout = out_elems(c, count);
     MPI_Request req[inflight];
     MPI_Status st[inflight];
     for (int i = 0; i < inflight && rc == MPI_SUCCESS; i++) {
@@ -145,9 +207,23 @@ static int run_nb(int c, int native, bufs_t *b, size_t count, float *out)
         case C_BCAST:
             rc = (native ? PMPI_Ibcast : MPI_Ibcast)(o, n, MPI_FLOAT, 0, MPI_COMM_WORLD, &req[i]);
             break;
-        default:
+        case C_ALLTOALL:
             rc = (native ? PMPI_Ialltoall : MPI_Ialltoall)(in, n, MPI_FLOAT, o, n, MPI_FLOAT,
                                                            MPI_COMM_WORLD, &req[i]);
+            break;
+        case C_RSV:
+            rc = (native ? PMPI_Ireduce_scatter : MPI_Ireduce_scatter)(
+                in, o, vcount, MPI_FLOAT, red_op, MPI_COMM_WORLD, &req[i]);
+            break;
+        case C_ALLGATHERV:
+            rc = (native ? PMPI_Iallgatherv : MPI_Iallgatherv)(in, vcount[rank], MPI_FLOAT, o,
+                                                               vcount, vdispl, MPI_FLOAT,
+                                                               MPI_COMM_WORLD, &req[i]);
+            break;
+        default:
+            rc = (native ? PMPI_Ialltoallv : MPI_Ialltoallv)(in, scount, sdispl, MPI_FLOAT, o,
+                                                             rcount, rdispl, MPI_FLOAT,
+                                                             MPI_COMM_WORLD, &req[i]);
         }
     }
     /* (the MPI library's own wait for its own calls; the program's for ours) */
@@ -176,7 +252,7 @@ static MPI_Request *slot_requests(int native)
 static int make_persistent(int c, int native, bufs_t *b, size_t count, float *out)
 {
     int n = (int)count, rc = MPI_SUCCESS;
-    size_t sin = timed_in_elems(coll_of[c], count, size), sout = out_elems(c, count);
+    size_t sin = in_elems(c, count), sout = out_elems(c, count);
     MPI_Request *req = slot_requests(native);
     for (int i = 0; i < inflight && rc == MPI_SUCCESS; i++) {
         float *in = b->in + (size_t)i * sin, *o = out + (size_t)i * sout;
@@ -198,9 +274,23 @@ static int make_persistent(int c, int native, bufs_t *b, size_t count, float *ou
             rc = (native ? PMPI_Bcast_init : MPI_Bcast_init)(o, n, MPI_FLOAT, 0, MPI_COMM_WORLD,
                                                               info, &req[i]);
             break;
-        default:
+        case C_ALLTOALL:
             rc = (native ? PMPI_Alltoall_init : MPI_Alltoall_init)(
                 in, n, MPI_FLOAT, o, n, MPI_FLOAT, MPI_COMM_WORLD, info, &req[i]);
+            break;
+        case C_RSV:
+            rc = (native ? PMPI_Reduce_scatter_init : MPI_Reduce_scatter_init)(
+                in, o, vcount, MPI_FLOAT, red_op, MPI_COMM_WORLD, info, &req[i]);
+            break;
+        case C_ALLGATHERV:
+            rc = (native ? PMPI_Allgatherv_init : MPI_Allgatherv_init)(
+                in, vcount[rank], MPI_FLOAT, o, vcount, vdispl, MPI_FLOAT, MPI_COMM_WORLD, info,
+                &req[i]);
+            break;
+        default:
+            rc = (native ? PMPI_Alltoallv_init : MPI_Alltoallv_init)(
+                in, scount, sdispl, MPI_FLOAT, o, rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD, info,
+                &req[i]);
         }
     }
     return rc;
@@ -239,8 +329,17 @@ static int run(int c, int native, bufs_t *b, size_t count, float *out)
         return (native ? PMPI_Allgather : MPI_Allgather)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
     case C_BCAST:
         return (native ? PMPI_Bcast : MPI_Bcast)(out, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
-    default:
+    case C_ALLTOALL:
         return (native ? PMPI_Alltoall : MPI_Alltoall)(b->in, n, MPI_FLOAT, out, n, MPI_FLOAT, MPI_COMM_WORLD);
+    case C_RSV:
+        return (native ? PMPI_Reduce_scatter : MPI_Reduce_scatter)(b->in, out, vcount, MPI_FLOAT,
+                                                                  red_op, MPI_COMM_WORLD);
+    case C_ALLGATHERV:
+        return (native ? PMPI_Allgatherv : MPI_Allgatherv)(b->in, vcount[rank], MPI_FLOAT, out,
+                                                          vcount, vdispl, MPI_FLOAT, MPI_COMM_WORLD);
+    default:
+        return (native ? PMPI_Alltoallv : MPI_Alltoallv)(b->in, scount, sdispl, MPI_FLOAT, out,
+                                                        rcount, rdispl, MPI_FLOAT, MPI_COMM_WORLD);
     }
 }
 
@@ -256,23 +355,36 @@ static float input_value(int q, size_t i, unsigned gen)
 /* What call k's output element j must be, by the collective's definition. */
 static float expected(int c, size_t count, size_t k, size_t j, unsigned gen)
 {
-    size_t n = count, base = k * timed_in_elems(coll_of[c], count, size);
+    size_t n = count, base = k * in_elems(c, count);   /* (the same on every rank but allgatherv's) */
     float sum = 0;
+    int q = 0;
     switch (c) {
     case C_ALLREDUCE:
-        for (int q = 0; q < size; q++)
+        for (q = 0; q < size; q++)
             sum += input_value(q, base + j, gen);
         return sum;
     case C_RS:
-        for (int q = 0; q < size; q++)
+        for (q = 0; q < size; q++)
             sum += input_value(q, base + (size_t)rank * n + j, gen);
         return sum;
     case C_ALLGATHER:
         return input_value((int)(j / n), base + j % n, gen);
     case C_BCAST:
         return input_value(0, base + j, gen);
-    default:
+    case C_ALLTOALL:
         return input_value((int)(j / n), base + (size_t)rank * n + j % n, gen);
+    case C_RSV:
+        for (q = 0; q < size; q++)
+            sum += input_value(q, base + (size_t)vdispl[rank] + j, gen);
+        return sum;
+    case C_ALLGATHERV:   /* (element j is in rank q's share: call k's input of q) */
+        while (q + 1 < size && j >= (size_t)vdispl[q + 1])
+            q++;
+        return input_value(q, k * share(count, q) + j - (size_t)vdispl[q], gen);
+    default:             /* (element j came from rank q, out of its block for us) */
+        while (q + 1 < size && j >= (size_t)rdispl[q + 1])
+            q++;
+        return input_value(q, base + a2a_send_displ(count, q, rank) + j - (size_t)rdispl[q], gen);
     }
 }
 
@@ -304,7 +416,7 @@ static void produce(int c, bufs_t *b, size_t count)
     /* every line of the input written (with the value it holds: the
      * results stay checkable); a bcast's root refills (refill) */
     if (c != C_BCAST)
-        touch_write_lines(b->in, timed_in_elems(coll_of[c], count, size) * sizeof(float) * calls());
+        touch_write_lines(b->in, in_elems(c, count) * sizeof(float) * calls());
 }
 static void consume(int c, const float *out, size_t count)
 {
@@ -313,6 +425,8 @@ static void consume(int c, const float *out, size_t count)
 
 static size_t out_elems(int c, size_t count)
 {
+    if (is_v(c))
+        return c == C_RSV ? share(count, rank) : count;
     return timed_out_elems(coll_of[c], count, size);
 }
 
@@ -420,7 +534,7 @@ static void measure(int c, bufs_t *b, size_t count, int reps, int nalgo, const c
 static void check(int c, bufs_t *b, size_t count, long *ours_wrong, long *native_wrong)
 {
     static unsigned gen;
-    size_t in = timed_in_elems(coll_of[c], count, size) * calls(), n = out_elems(c, count);
+    size_t in = in_elems(c, count) * calls(), n = out_elems(c, count);
     long w[2] = {0, 0}, all[2];
     for (int round = 0; round < 2; round++) {
         gen++;
@@ -448,7 +562,9 @@ static void usage(void)
 {
     if (rank == 0)
         printf("usage: mpiexec -n P dpcoll_bench [options]\n"
-               "  -c LIST    collectives (allreduce,reduce_scatter_block,allgather,bcast,alltoall; default all)\n"
+               "  -c LIST    collectives (allreduce,reduce_scatter_block,allgather,bcast,alltoall,\n"
+               "             reduce_scatter,allgatherv,alltoallv; default all; the v-variants with\n"
+               "             unequal shares, rank q's (q+1)/(p(p+1)/2) of the vector)\n"
                "  -b BYTES   smallest size (default 8)\n"
                "  -e BYTES   largest size (default 64M; K, M, G suffixes)\n"
                "  -f N       size factor between steps (default 4)\n"
@@ -537,14 +653,18 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t minb = 8, maxb = 64u << 20;
-    int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC] = {1, 1, 1, 1, 1};
+    int factor = 4, reps = 40, all_algos = 1, quiet = 0, use[NC];
+    for (int c = 0; c < NC; c++)
+        use[c] = 1;
+    const char *coll_list = NULL;
     const char *csv = NULL, *plot = NULL, *algo_list = NULL;
     int opt, max_given = 0;
     while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:PuUh")) != -1) {
         switch (opt) {
-        case 'c':
+        case 'c':   /* (names whole: allgather is not allgatherv) */
+            coll_list = optarg;
             for (int c = 0; c < NC; c++)
-                use[c] = strstr(optarg, cname[c]) != NULL;
+                use[c] = listed(optarg, cname[c]);
             break;
         case 'b': minb = parse_size(optarg); break;
         case 'e': maxb = parse_size(optarg); max_given = 1; break;
@@ -583,6 +703,20 @@ int main(int argc, char **argv)
     if (inflight && !max_given)
         maxb = 1u << 20;
     char bad[64];
+    for (const char *q = coll_list; q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL) {
+        size_t n = strcspn(q, ",");
+        int known = 0;
+        for (int c = 0; c < NC; c++)
+            known |= strlen(cname[c]) == n && !strncmp(q, cname[c], n);
+        if (!known) {
+            if (rank == 0)
+                fprintf(stderr, "dpcoll_bench: -c: '%.*s' is not a collective it times (allreduce, "
+                        "reduce_scatter_block, allgather, bcast, alltoall, reduce_scatter, "
+                        "allgatherv, alltoallv)\n", (int)n, q);
+            MPI_Finalize();
+            return 2;
+        }
+    }
     if (algo_list && !list_known(algo_list, use, bad, sizeof(bad))) {
         if (rank == 0)
             fprintf(stderr, "dpcoll_bench: -a: '%s' is not 'all', 'auto' or an algorithm of the "
@@ -599,6 +733,16 @@ int main(int argc, char **argv)
     if (!dpcoll_active() && rank == 0)
         fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
     bufs_t b = {0};
+    int *v_all = malloc(sizeof(int) * 6 * (size_t)size);
+    if (!v_all) {
+        fprintf(stderr, "dpcoll_bench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    vcount = v_all, vdispl = v_all + size, scount = v_all + 2 * size;
+    sdispl = v_all + 3 * size, rcount = v_all + 4 * size, rdispl = v_all + 5 * size;
+    int any_v = 0;
+    for (int c = 0; c < NC; c++)
+        any_v |= use[c] && is_v(c);
     FILE *fc = csv && rank == 0 ? fopen(csv, "w") : NULL;
     if (fc)
         fprintf(fc, "collective,ranks,bytes,count,type,algorithm,time_us,algbw_GBs,busbw_GBs,wrong,"
@@ -610,6 +754,10 @@ int main(int argc, char **argv)
                : user_op    ? "sum as a program's op (MPI_Op_create)" : "sum", reps,
                touch ? "; each rank writes its input before each call and reads its output after "
                        "(-t)" : "");
+    if (rank == 0 && !quiet && any_v)
+        printf("# reduce_scatter, allgatherv, alltoallv: unequal shares, rank q's (q+1)/%d of the "
+               "vector (size: the whole vector; count: its elements); the model's column priced "
+               "for equal ones, so - there\n", size * (size + 1) / 2);
     if (rank == 0 && !quiet && persistent)
         printf("# persistent (-P -i %d): %d persistent requests on buffers of their own, made "
                "once per row; each time MPI_Startall then MPI_Waitall; times are per call\n",
@@ -642,6 +790,8 @@ int main(int argc, char **argv)
             if (nalgo == 0)
                 continue;   /* (-a LIST: none of this collective's) */
             cur_coll = cname[c];
+            if (is_v(c))
+                v_shape(count);
             bufs_alloc(&b, bytes > nbytes ? bytes : nbytes, calls());
             if (persistent)
                 for (int s = 0; s <= nalgo; s++) {
@@ -673,7 +823,10 @@ int main(int argc, char **argv)
                     if (user_op == 2)
                         priced = picked;
                 }
-                double model = dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
+                /* (the v-variants' unequal shares: dpcoll_predict prices equal ones) */
+                double model = is_v(c) ? -1
+                                       : dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT,
+                                                        MPI_COMM_WORLD);
                 if (!is_auto && model > 0) {
                     rows++;
                     within += fabs(model - ours[s]) <= MODEL_TOLERANCE * ours[s];
@@ -685,14 +838,17 @@ int main(int argc, char **argv)
                     nlog[c]++;
                 }
                 native_bad += is_auto && nw != 0;
+                char mcol[32] = "-";   /* (no prediction: the algorithm does not apply, or v) */
+                if (model > 0)
+                    snprintf(mcol, sizeof(mcol), "%.2f", model * 1e6);
                 if (rank == 0 && !quiet)
-                    printf("%12zu %10zu %6s %-19s %11.2f %10.2f %8.3f %8.3f %7ld %11.2f %8.3f %7.2fx %9ld\n",
-                           nbytes, count, "float", shown, ours[s] * 1e6, model * 1e6, alg, bus, w,
+                    printf("%12zu %10zu %6s %-19s %11.2f %10s %8.3f %8.3f %7ld %11.2f %8.3f %7.2fx %9ld\n",
+                           nbytes, count, "float", shown, ours[s] * 1e6, mcol, alg, bus, w,
                            nat * 1e6, nbus, nat / ours[s], nw);
                 if (fc)
                     fprintf(fc, "%s,%d,%zu,%zu,float,%s,%.3f,%.4f,%.4f,%ld,%.3f,%.4f,%.3f,%.3f,%ld,"
                             "%s,%s\n", cname[c], size, nbytes, count, shown, ours[s] * 1e6, alg, bus, w,
-                            nat * 1e6, nbus, nat / ours[s], model * 1e6, nw,
+                            nat * 1e6, nbus, nat / ours[s], model > 0 ? model * 1e6 : -1, nw,
                             persistent ? "persistent" : inflight ? "nonblocking" : "blocking",
                             touch ? "touched" : "as_left");
             }
@@ -755,6 +911,7 @@ int main(int argc, char **argv)
         }
     }
     free(preq_all);
+    free(v_all);
     if (user_op)
         MPI_Op_free(&red_op);
     MPI_Finalize();

@@ -841,7 +841,7 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
         fclose(f);
         return -1;
     }
-    int n = 0, lineno = 1, changed = 0, p = ranks, skipped = 0;
+    int n = 0, lineno = 1, changed = 0, p = ranks, skipped = 0, skipped_v = 0;
     while (fgets(line, sizeof(line), f)) {
         char *field[64] = {0};
         int nf = 0;
@@ -872,6 +872,14 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
                     "bad ranks\n", path, lineno, field[col[COLL]], field[col[ALGO]]);
             fclose(f);
             return -1;
+        }
+        bool fitted = false;   /* (the v-variants' rows: unequal shares, which the fit's
+                                  formulas, priced for equal blocks, do not describe) */
+        for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
+            fitted |= (int)colls[ci] == coll;
+        if (!fitted) {
+            skipped_v++;
+            continue;
         }
         pt[n].al = al;
         pt[n].run = run;
@@ -927,6 +935,9 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
     printf("read %d measurements on %d ranks from %s", n, p, path);
     if (skipped)
         printf(" (%d row%s of the model's choice left out)", skipped, skipped == 1 ? "" : "s");
+    if (skipped_v)
+        printf(" (%d row%s of the v-variants left out: the fit takes the five collectives of "
+               "equal blocks)", skipped_v, skipped_v == 1 ? "" : "s");
     if (any_k)   /* (a file this tool wrote: its coefficients say how the model priced them) */
         printf("; the model prices %d of them otherwise than when they were written", changed);
     printf("\n");

@@ -25,7 +25,7 @@ DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, 
         return -1;
     /* the arguments as the wrappers give them to the engine: reductions in
      * basic elements of the type (summed), moves in bytes */
-    bool reduces = coll == DPC_ALLREDUCE || coll == DPC_REDUCE_SCATTER_BLOCK;
+    bool reduces = dpc_coll_reduces((dpc_coll_t)coll);   /* (MPI_Reduce_scatter's too) */
     if (reduces && ti.basic < 0)
         return -1;
     dpc_coll_args_t a = {.coll = (dpc_coll_t)coll, .size = c->size, .rank = c->rank,

@@ -270,6 +270,22 @@ for np in 2; do
                    END { exit !(n >= 60 && bad == 0) }"' _ "$rc" "$out"
     done
 done
+# the v-variants with unequal shares (a third and two thirds at 2 ranks):
+# every algorithm's rows and MPICH's equal to the closed form, both sides
+out=$(mpi 2 "$bench" -c reduce_scatter,allgatherv,alltoallv -e 4K -f 8 -n 3 -t 2>&1); rc=$?
+check "dpcoll_bench -c reduce_scatter,allgatherv,alltoallv: unequal shares, every row of both sides equal to the closed form" \
+    sh -c '[ "$1" = 0 ] && echo "$2" | awk "/^# (reduce_scatter|allgatherv|alltoallv)\$/ { s++ }
+           /^ +[0-9]/ { n++; if (\$9 != 0 || \$13 != 0) bad++ }
+           END { exit !(s == 3 && n >= 36 && bad == 0) }"' _ "$rc" "$out"
+# -c names whole collectives: allgather is not allgatherv; a name it
+# does not time is refused, naming it
+out=$(mpi 2 "$bench" -c allgather -a auto -e 8 2>&1); rc=$?
+check "dpcoll_bench -c allgather: the allgather alone, not allgatherv" \
+    sh -c '[ "$1" = 0 ] && [ "$(echo "$2" | grep -c "^# allgather")" = 2 ] &&
+           ! echo "$2" | grep -q "^# allgatherv"' _ "$rc" "$out"
+out=$(mpi 2 "$bench" -c allgather,scatter -e 8 2>&1); rc=$?
+check "dpcoll_bench -c with a collective it does not time: refused, naming it" \
+    sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "'"'"'scatter'"'"' is not a collective"' _ "$rc" "$out"
 # -a LIST: the algorithms listed (and auto), timed in turns, persistent
 # requests of each kept apart; a name no collective timed has is refused
 out=$(mpi 2 "$bench" -c allgather,bcast -a auto,direct -e 64 -f 8 -n 3 -P -i 2 2>&1); rc=$?
@@ -585,6 +601,12 @@ tune_says "... and one run alone says nothing of runs against each other" \
     "^5 of 5 measurements" -r "$dir/points.csv" -m "$dir/known.tune"
 out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/known.tune" 2>&1)
 check "... (no such line)" sh -c '! echo "$1" | grep -q "runs against each other"' _ "$out"
+# a dpcoll_bench CSV with v-variant rows: left out of the fit (unequal
+# shares, which the formulas priced for equal blocks do not describe)
+{ cat "$dir/bench.csv"; echo "allgatherv,2,262144,65536,float,ring,30.5,0"; } > "$dir/benchv.csv"
+tune_says "dpcoll_tune -r: a dpcoll_bench CSV's v-variant rows left out" \
+    "benchv.csv (1 row of the model.s choice left out) (1 row of the v-variants left out" \
+    -r "$dir/benchv.csv" -m "$dir/known.tune"
 echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
 out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
 check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \

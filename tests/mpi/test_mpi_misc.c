@@ -1241,12 +1241,25 @@ START_TEST(test_predict)
         dpcoll_predict("allgather", "ring", 2048, two, MPI_COMM_WORLD))
         t_fail("allgather of 4096 floats and of 2048 pairs of floats priced differently");
     MPI_Type_free(&two);
+    /* a float and an int: moved by any collective, reduced by none (a
+     * reduce_scatter was priced as one that moves bytes before session 44) */
+    MPI_Datatype mixed, parts[2] = {MPI_FLOAT, MPI_INT};
+    int lens[2] = {1, 1};
+    MPI_Aint disp[2] = {0, sizeof(float)};
+    MPI_Type_create_struct(2, lens, disp, parts, &mixed);
+    MPI_Type_commit(&mixed);
+    t_cases++;
+    if (dpcoll_predict("allgatherv", "ring", 4, mixed, MPI_COMM_WORLD) <= 0)
+        t_fail("dpcoll_predict does not price an allgatherv of a float and an int");
     struct { const char *coll, *al; int n; MPI_Datatype dt; const char *what; } bad[] = {
         {"allsum", "auto", 4, MPI_FLOAT, "an unknown collective"},
         {"allreduce", "hypercube", 4, MPI_FLOAT, "an unknown algorithm"},
         {"allreduce", "auto", -1, MPI_FLOAT, "a negative count"},
         {"allreduce", "auto", 4, MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL"},
         {"bcast", "ring", 4, MPI_FLOAT, "another collective's algorithm"},
+        {"reduce_scatter_block", "auto", 4, mixed, "a reduce_scatter_block of a float and an int"},
+        {"reduce_scatter", "auto", 4, mixed, "a reduce_scatter of a float and an int"},
+        {"allreduce", "auto", 4, mixed, "an allreduce of a float and an int"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         t_cases++;
@@ -1254,6 +1267,7 @@ START_TEST(test_predict)
             t_fail("dpcoll_predict takes %s", bad[i].what);
     }
     t_cases++;
+    MPI_Type_free(&mixed);
     if (dpcoll_predict("allreduce", "auto", 4, MPI_FLOAT, MPI_COMM_NULL) >= 0)
         t_fail("dpcoll_predict takes MPI_COMM_NULL");
     free(in);
