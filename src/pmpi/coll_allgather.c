@@ -97,10 +97,13 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
     unsigned long long bytes = (unsigned long long)total * (unsigned long long)rti.size;
-    if (mode == DPC_BLOCKING && !v && rti.contig && (in_place || sti.contig) &&
-        bytes <= DPC_REPLAY_MAX_BYTES) {
-        if ((err = dpc_move_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, recvcount, &rti,
-                                   bytes)) != DPC_RUN_MISS)
+    if (mode == DPC_BLOCKING && (!v || size <= DPC_REPLAY_MAX_V_RANKS) && rti.contig &&
+        (in_place || sti.contig) && bytes <= DPC_REPLAY_MAX_BYTES) {
+        dpc_move_vectors_t vec = {.size = size, .recvcounts = recvcounts, .rdispls = displs};
+        if ((err = v ? dpc_movev_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, &rti, &vec,
+                                        bytes)
+                     : dpc_move_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, recvcount,
+                                       &rti, bytes)) != DPC_RUN_MISS)
             return err;
     }
     dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);

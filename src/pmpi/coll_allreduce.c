@@ -102,7 +102,8 @@ static int allreduce(const char *call, const void *sendbuf, void *recvbuf, int c
     if (mode == DPC_BLOCKING && ti.contig && !avg && !pipelined && !dpc_op_is_user(dop) &&
         bytes <= DPC_REPLAY_MAX_BYTES) {
         if ((err = dpc_reduce_repeat(comm, c, call, DPC_ALLREDUCE, sendbuf, recvbuf,
-                                     (size_t)count * (size_t)ti.nbasic, &ti, dop, bytes)) !=
+                                     (size_t)count * (size_t)ti.nbasic, NULL, 0, &ti, dop,
+                                     bytes)) !=
             DPC_RUN_MISS)
             return err;
     }

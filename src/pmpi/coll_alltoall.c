@@ -111,10 +111,14 @@ static int alltoall(const char *call, const void *sendbuf, int sendcount, const 
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
     unsigned long long bytes = (unsigned long long)rtotal * (unsigned long long)rti.size;
-    if (mode == DPC_BLOCKING && !v && rti.contig && (in_place || sti.contig) &&
-        bytes <= DPC_REPLAY_MAX_BYTES) {
-        if ((err = dpc_move_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, recvcount, &rti,
-                                   bytes)) != DPC_RUN_MISS)
+    if (mode == DPC_BLOCKING && (!v || size <= DPC_REPLAY_MAX_V_RANKS) && rti.contig &&
+        (in_place || sti.contig) && bytes <= DPC_REPLAY_MAX_BYTES) {
+        dpc_move_vectors_t vec = {.size = size, .recvcounts = recvcounts, .rdispls = rdispls,
+                                  .sendcounts = sendcounts, .sdispls = sdispls};
+        if ((err = v ? dpc_movev_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, &rti, &vec,
+                                        bytes)
+                     : dpc_move_repeat(comm, c, call, coll, sendbuf, &sti, recvbuf, recvcount,
+                                       &rti, bytes)) != DPC_RUN_MISS)
             return err;
     }
     dpc_move_job_t local, *j = DPC_MOVE_JOB_ALLOC(mode, local);

@@ -149,11 +149,11 @@ static int reduce_scatter(const char *call, const void *sendbuf, void *recvbuf, 
     if ((err = dpc_comm_get(comm, call, &c)))
         return err;
     unsigned long long bytes = (unsigned long long)total * (unsigned long long)ti.size;
-    if (mode == DPC_BLOCKING && !recvcounts && ti.contig && !avg && !rs_pipe &&
-        !dpc_op_is_user(dop) && bytes <= DPC_REPLAY_MAX_BYTES) {
+    if (mode == DPC_BLOCKING && (!recvcounts || size <= DPC_REPLAY_MAX_V_RANKS) && ti.contig &&
+        !avg && !rs_pipe && !dpc_op_is_user(dop) && bytes <= DPC_REPLAY_MAX_BYTES) {
         if ((err = dpc_reduce_repeat(comm, c, call, coll, sendbuf, recvbuf,
-                                     (size_t)recvcount * (size_t)ti.nbasic, &ti, dop, bytes)) !=
-            DPC_RUN_MISS)
+                                     (size_t)recvcount * (size_t)ti.nbasic, recvcounts, size, &ti,
+                                     dop, bytes)) != DPC_RUN_MISS)
             return err;
     }
     dpc_reduce_job_t local, *j = DPC_JOB_ALLOC(dpc_reduce_job_t, mode, local);

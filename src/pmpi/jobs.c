@@ -97,13 +97,20 @@ void dpc_reduce_job_setup(dpc_reduce_job_t *j)
 }
 
 int dpc_reduce_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
-                      const void *sendbuf, void *recvbuf, size_t count, const dpc_dtinfo_t *ti,
-                      dpc_op_t op, unsigned long long bytes)
+                      const void *sendbuf, void *recvbuf, size_t count, const int *recvcounts,
+                      int size, const dpc_dtinfo_t *ti, dpc_op_t op, unsigned long long bytes)
 {
     bool in_place = sendbuf == MPI_IN_PLACE;
-    /* (what reduce_prepare makes of contiguous data) */
-    dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .count = count, .dtype = ti->basic,
-                         .op = op,
+    /* (what reduce_prepare makes of contiguous data; the counts as the
+     * job's, in basic elements, here on the stack) */
+    size_t counts[DPC_REPLAY_MAX_V_RANKS];
+    if (recvcounts && (size < 1 || size > DPC_REPLAY_MAX_V_RANKS))
+        return DPC_RUN_MISS;
+    for (int i = 0; recvcounts && i < size; i++)
+        counts[i] = (size_t)recvcounts[i] * (size_t)ti->nbasic;
+    dpc_coll_args_t a = {.coll = coll, .in_place = in_place,
+                         .count = recvcounts ? counts[0] : count,
+                         .counts = recvcounts ? counts : NULL, .dtype = ti->basic, .op = op,
                          .sbuf = (const char *)(in_place ? recvbuf : sendbuf) + ti->true_lb,
                          .rbuf = (char *)recvbuf + ti->true_lb};
     return dpc_run_repeat(comm, c, call, &a, bytes);
@@ -173,6 +180,35 @@ int dpc_move_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t c
     /* (what allgather_prepare and alltoall_prepare make of contiguous data) */
     dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .dtype = DPC_BYTE,
                          .count = (size_t)recvcount * (size_t)rti->size,
+                         .sbuf = in_place ? NULL : (const char *)sendbuf + sti->true_lb,
+                         .rbuf = (char *)recvbuf + rti->true_lb};
+    return dpc_run_repeat(comm, c, call, &a, bytes);
+}
+
+int dpc_movev_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
+                     const void *sendbuf, const dpc_dtinfo_t *sti, void *recvbuf,
+                     const dpc_dtinfo_t *rti, const dpc_move_vectors_t *v,
+                     unsigned long long bytes)
+{
+    enum { MAXP = DPC_REPLAY_MAX_V_RANKS };
+    bool in_place = sendbuf == MPI_IN_PLACE, sends = coll == DPC_ALLTOALLV && !in_place;
+    size_t rb[MAXP], rd[MAXP], sb[MAXP], sd[MAXP];
+    if (v->size < 1 || v->size > MAXP)
+        return DPC_RUN_MISS;
+    /* (what dpc_blocks_make makes of contiguous data: bytes, and byte
+     * displacements from the data's start) */
+    for (int i = 0; i < v->size; i++) {
+        rb[i] = (size_t)v->recvcounts[i] * (size_t)rti->size;
+        rd[i] = (size_t)((MPI_Aint)v->rdispls[i] * rti->extent);
+        if (sends) {
+            sb[i] = (size_t)v->sendcounts[i] * (size_t)sti->size;
+            sd[i] = (size_t)((MPI_Aint)v->sdispls[i] * sti->extent);
+        }
+    }
+    /* (what allgather_prepare and alltoall_prepare make of it) */
+    dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .dtype = DPC_BYTE, .count = rb[0],
+                         .counts = rb, .displs = rd, .scounts = sends ? sb : NULL,
+                         .sdispls = sends ? sd : NULL,
                          .sbuf = in_place ? NULL : (const char *)sendbuf + sti->true_lb,
                          .rbuf = (char *)recvbuf + rti->true_lb};
     return dpc_run_repeat(comm, c, call, &a, bytes);

@@ -73,11 +73,26 @@ void dpc_bcast_job_setup(dpc_move_job_t *j);
 int dpc_move_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
                     const void *sendbuf, const dpc_dtinfo_t *sti, void *recvbuf, int recvcount,
                     const dpc_dtinfo_t *rti, unsigned long long bytes);
-/* ... allreduce and reduce_scatter_block (count elements of the result
- * here, of the basic type dt; in place: the input is in recvbuf): */
+/* ... allgatherv and alltoallv, on communicators of up to
+ * DPC_REPLAY_MAX_V_RANKS (the receive side's counts and displacements in
+ * elements of rti; alltoallv's send side's in sti's, NULL in place or for
+ * allgatherv): */
+typedef struct dpc_move_vectors {
+    int size;
+    const int *recvcounts, *rdispls, *sendcounts, *sdispls;
+} dpc_move_vectors_t;
+int dpc_movev_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
+                     const void *sendbuf, const dpc_dtinfo_t *sti, void *recvbuf,
+                     const dpc_dtinfo_t *rti, const dpc_move_vectors_t *v,
+                     unsigned long long bytes);
+/* ... allreduce, reduce_scatter_block and reduce_scatter (count elements
+ * of the result here, of the basic type dt, or reduce_scatter's
+ * recvcounts of the program's type, nbasic basic elements each, on a
+ * communicator of up to DPC_REPLAY_MAX_V_RANKS; in place: the input is
+ * in recvbuf): */
 int dpc_reduce_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t coll,
-                      const void *sendbuf, void *recvbuf, size_t count, const dpc_dtinfo_t *ti,
-                      dpc_op_t op, unsigned long long bytes);
+                      const void *sendbuf, void *recvbuf, size_t count, const int *recvcounts,
+                      int size, const dpc_dtinfo_t *ti, dpc_op_t op, unsigned long long bytes);
 
 /* For calls that outlive the wrapper: a non-contiguous datatype is
  * duplicated (the program may free its own before the request completes).

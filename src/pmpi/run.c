@@ -434,8 +434,7 @@ void dpc_op_wait_in_series(dpc_req_t *op)
  * counts and displacements stays cheap. A nonblocking call replays only a
  * nonblocking call's schedule (built with its local work deferred and
  * sliced: dpc_sched_params_t), a blocking one only a blocking one's.
- * (DPC_REPLAY_MAX_BYTES: shim.h) */
-#define DPC_REPLAY_MAX_V_RANKS 64
+ * (DPC_REPLAY_MAX_BYTES, DPC_REPLAY_MAX_V_RANKS: shim.h) */
 
 static bool has_vectors(const dpc_coll_args_t *a)
 {
@@ -613,8 +612,10 @@ static bool repeat_start(dpc_req_t *op)
     dpc_job_t *j = op->job;
     dpc_comm_t *c = op->c;
     const dpc_coll_args_t *a = &j->a;
-    if (j->bytes > DPC_REPLAY_MAX_BYTES || has_vectors(a) || j->pipe.on || j->dev_staged ||
-        dpc_g.cfg.explain)
+    /* (a v-variant's counts and displacements are compared with the kept
+     * call's, same_shape, as the general replay does: the same limit) */
+    if (j->bytes > DPC_REPLAY_MAX_BYTES || (has_vectors(a) && a->size > DPC_REPLAY_MAX_V_RANKS) ||
+        j->pipe.on || j->dev_staged || dpc_g.cfg.explain)
         return false;
     /* (the slots under the lock: a nonblocking call on this communicator
      * may end in the progress thread meanwhile and keep its schedule) */

@@ -185,6 +185,9 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
  * their algorithm is chosen at every call (run.c), and DPCOLL_AUTOTUNE
  * may measure them. */
 #define DPC_REPLAY_MAX_BYTES 65536
+/* ... and the v-variants' only on communicators small enough that
+ * comparing their counts and displacements stays cheap (run.c) */
+#define DPC_REPLAY_MAX_V_RANKS 64
 
 /* Gets (on first use: creates, collectively) the state of an intra-
  * communicator. Returns an MPI error code. */

@@ -158,21 +158,22 @@ mpi 3 "$misc" errors || fail=1
 echo "== the same calls repeated on the same buffers (schedules replayed), 2 and 3 ranks"
 out=$(DPCOLL_STATS=1 mpi 2 "$misc" repeat 2>&1) || fail=1
 echo "$out" | grep -v '^libdpcoll stats'
-# (blocking calls of the five block collectives on contiguous host data
-# that repeat a kept call run past the job: run.c's dpc_run_repeat; the test
-# repeats each shape several times in a row, and test_repeat interleaves
-# them)
+# (blocking calls of the five block collectives and the three v-variants
+# on contiguous host data that repeat a kept call run past the job: run.c's
+# dpc_run_repeat; the test repeats each shape several times in a row, and
+# test_repeat interleaves them)
 short_way_on_both() {   # short_way_on_both COLL MIN
     n=$(echo "$out" | sed -n "s/^libdpcoll stats: rank [01] $1: .* \([0-9]*\) repeats by the short way.*/\1/p")
     [ "$(echo "$n" | wc -w)" = 2 ] || return 1
     for k in $n; do [ "$k" -ge "$2" ] || return 1; done
 }
 short_ways() {   # (its loop's variable is not $coll, the test program's path)
-    for collective in bcast allgather allreduce alltoall reduce_scatter_block; do
+    for collective in bcast allgather allreduce alltoall reduce_scatter_block allgatherv alltoallv \
+                      reduce_scatter; do
         short_way_on_both $collective 10 || return 1
     done
 }
-check "... and the exact repeats of blocking bcasts, allgathers, allreduces, all-to-alls and reduce-scatters ran past the job (DPCOLL_STATS: at least 10 each, both ranks)" \
+check "... and the exact repeats of blocking bcasts, allgathers, allreduces, all-to-alls and reduce-scatters, and of their v-variants, ran past the job (DPCOLL_STATS: at least 10 each, both ranks)" \
     short_ways
 mpi 3 "$misc" repeat || fail=1
 echo "== a bcast root running ahead of the others: memory stays flat, 2 ranks"

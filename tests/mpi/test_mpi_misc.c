@@ -744,6 +744,109 @@ START_TEST(test_repeat_shapes)
 }
 END_TEST
 
+/* The v-variants' blocking repeats take the short way too (jobs.c's
+ * dpc_movev_repeat and dpc_reduce_repeat with counts): counts and
+ * displacements unequal and with gaps between the blocks, which must stay
+ * untouched; a type whose data start 8 bytes in; in place; and, between
+ * two shapes, the same count and displacement arrays given new contents
+ * (a repeat is by what they hold, not where they are: the kept schedule
+ * of the old counts would put the blocks where they were). Each shape
+ * eight times in a row with new data, rank 0 late one round in three;
+ * every result against its closed form. */
+START_TEST(test_repeat_vectors)
+{
+    enum { SENT = -7777, MAXP = 8, ROOM = 512 };
+    int p = t_size, r = t_rank;
+    ck_assert_int_le(p, MAXP);
+    static int cnt[MAXP], dsp[MAXP], scnt[MAXP], sdsp[MAXP], in[ROOM], all[ROOM];
+    MPI_Datatype shifted, ints = MPI_INT;
+    int two = 2;
+    MPI_Aint at = 8;
+    MPI_Type_create_struct(1, &two, &at, &ints, &shifted);   /* 2 ints at byte 8 */
+    MPI_Type_commit(&shifted);
+    for (int it = 0; it < 64; it++) {
+        int shape = it / 8, bad = 0, gap = 0;
+        for (int i = 0; i < ROOM; i++)
+            in[i] = all[i] = SENT;
+        if (it % 3 == 2 && r == 0)
+            usleep(2000);
+        /* the blocks: counts by shape, each followed by a gap (shapes 0-2
+         * and 4 of 1 element or pair, 3 and 5-7 of 2) */
+        for (int q = 0; q < p; q++) {
+            /* (shape 1: block 0 as shape 0's, the rest larger: the same
+             * first count, which the kept schedules' keys hold) */
+            cnt[q] = shape == 1 ? (q + 1) * 3 + (q ? 2 : 0) : shape == 3 || shape == 5 ? (q + r) % p + 1
+                     : shape >= 6 ? q + 2 : (q + 1) * 3;
+            gap = shape == 3 || shape >= 5 ? 2 : 1;
+            dsp[q] = q ? dsp[q - 1] + cnt[q - 1] + gap : 0;
+            scnt[q] = (r + q) % p + 1;   /* (alltoallv: what we send q, what q sends us) */
+            sdsp[q] = q ? sdsp[q - 1] + scnt[q - 1] + gap : 0;
+        }
+        if (shape <= 2) {   /* allgatherv: our share, into blocks with gaps; 2 in place */
+            int *src = shape == 2 ? all + dsp[r] : in;
+            for (int i = 0; i < cnt[r]; i++)
+                src[i] = shape_value(r, i, it);
+            MPI_Allgatherv(shape == 2 ? MPI_IN_PLACE : in, cnt[r], MPI_INT, all, cnt, dsp, MPI_INT,
+                           MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++) {
+                for (int i = 0; i < cnt[q]; i++)
+                    bad += all[dsp[q] + i] != shape_value(q, i, it);
+                bad += all[dsp[q] + cnt[q]] != SENT;   /* the gap after it */
+            }
+        } else if (shape == 4) {   /* allgatherv of shifted pairs: displacements in pairs */
+            for (int i = 0; i < 2 * cnt[r]; i++)
+                in[2 + i] = shape_value(r, i, it);
+            MPI_Allgatherv(in, cnt[r], shifted, all, cnt, dsp, shifted, MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++) {
+                for (int i = 0; i < 2 * cnt[q]; i++)
+                    bad += all[2 + 2 * dsp[q] + i] != shape_value(q, i, it);
+                bad += all[2 + 2 * (dsp[q] + cnt[q])] != SENT;
+            }
+            bad += all[0] != SENT || all[1] != SENT;
+        } else if (shape == 3 || shape == 5) {   /* alltoallv; 5 in place */
+            int *src = shape == 5 ? all : in;
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < scnt[q]; i++)
+                    src[(shape == 5 ? dsp[q] : sdsp[q]) + i] = shape_value(r, q * 100 + i, it);
+            if (shape == 3)
+                MPI_Alltoallv(in, scnt, sdsp, MPI_INT, all, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+            else
+                MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, all, cnt, dsp, MPI_INT,
+                              MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++) {
+                for (int i = 0; i < cnt[q]; i++)
+                    bad += all[dsp[q] + i] != shape_value(q, r * 100 + i, it);
+                bad += all[dsp[q] + cnt[q]] != SENT;
+            }
+        } else {   /* reduce_scatter of the whole vector (no gaps); 7 in place */
+            int total = 0, off = 0;
+            for (int q = 0; q < p; q++) {
+                off += q < r ? cnt[q] : 0;
+                total += cnt[q];
+            }
+            int *src = shape == 7 ? all : in;
+            for (int i = 0; i < total; i++)
+                src[i] = shape_value(r, i, it);
+            MPI_Reduce_scatter(shape == 7 ? MPI_IN_PLACE : in, all, cnt, MPI_INT, MPI_SUM,
+                               MPI_COMM_WORLD);
+            for (int i = 0; i < cnt[r]; i++) {
+                int sum = 0;
+                for (int q = 0; q < p; q++)
+                    sum += shape_value(q, off + i, it);
+                bad += all[i] != sum;
+            }
+            bad += shape == 6 && all[cnt[r]] != SENT;
+        }
+        t_cases++;
+        if (bad)
+            t_fail("repeated v-variant shape %d, round %d: %d elements wrong", shape, it, bad);
+    }
+    MPI_Type_free(&shifted);
+    t_agree("repeats of the v-variants (unequal counts, gaps, shifted type, in place, new counts "
+            "in the same arrays)");
+}
+END_TEST
+
 /* A program's op for test_repeat_exact: an integer sum. */
 static void int_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
@@ -1736,6 +1839,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_repeat);
         tcase_add_test(tc, test_repeat_exact);
         tcase_add_test(tc, test_repeat_shapes);
+        tcase_add_test(tc, test_repeat_vectors);
         tcase_add_test(tc, test_rotate);
         tcase_add_test(tc, test_rotate_v);
     }
