@@ -858,18 +858,39 @@ static long minor_faults(void)
  * call took 40-620 us against 30-50; with 4 pools, 0-8 faults, but 8 in
  * flight faulted 35-2010 again; with 16, 0-47). Counted by getrusage,
  * which says nothing under valgrind or a sanitizer's allocator: the count
- * is not checked there, the results are. */
+ * is not checked there, the results are. A second window of ROUNDS is
+ * counted where the first faulted too often: the regression faults every
+ * round, in both; a clean-clone CI run once faulted 257 pages (1 MiB, a
+ * few scratch blocks' worth) within one window at 4 ranks on the 2 cores,
+ * where ten runs beside it faulted too little to fail. */
 START_TEST(test_in_flight_scratch_reused)
 {
-    enum { K = 8, N = 65536, WARM = 10, ROUNDS = 30, MAX_FAULTS = 64 };
+    enum { K = 8, N = 65536, WARM = 10, ROUNDS = 30, MAX_FAULTS = 64, WINDOWS = 2 };
     int *in = malloc(sizeof(int) * K * N), *out = malloc(sizeof(int) * K * N);
     for (int i = 0; i < K * N; i++)
         in[i] = t_rank + i / N + i % 7;
-    long faults = 0;
-    int bad = 0;
-    for (int round = 0; round < WARM + ROUNDS && !bad; round++) {
+    bool counted = true;   /* (the same on every rank: the window's decision is collective) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    counted = false;
+#endif
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+    if (RUNNING_ON_VALGRIND)
+        counted = false;
+#endif
+    long faults = 0, first = -1;
+    int bad = 0, window = 0;
+    for (int round = 0; round < WARM + (window + 1) * ROUNDS && !bad; round++) {
         if (round == WARM)
             faults = minor_faults();
+        if (round == WARM + ROUNDS) {   /* (the first window's count: over on some rank?) */
+            long mine = minor_faults() - faults, most = 0;
+            PMPI_Allreduce(&mine, &most, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+            if (!counted || most <= MAX_FAULTS || window + 1 == WINDOWS)
+                break;
+            first = mine;
+            window++;
+            faults = minor_faults();
+        }
         MPI_Request r[K];
         MPI_Status st[K];
         memset(out, 0, sizeof(int) * K * N);
@@ -884,19 +905,14 @@ START_TEST(test_in_flight_scratch_reused)
             }
     }
     faults = minor_faults() - faults;
+    if (window == 0)
+        first = faults;
     t_cases++;
-    bool counted = true;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    counted = false;
-#endif
-#ifdef HAVE_VALGRIND_MEMCHECK_H
-    if (RUNNING_ON_VALGRIND)
-        counted = false;
-#endif
-    if (!bad && counted && t_size > 1 && faults > MAX_FAULTS)
-        t_fail("%d MPI_Iallreduce of %d KiB in flight: %ld minor page faults in %d rounds after "
-               "%d to warm up (at most %d: the scratch is fresh memory every round)", K,
-               (int)(N * sizeof(int) >> 10), faults, ROUNDS, WARM, MAX_FAULTS);
+    if (!bad && counted && t_size > 1 && first > MAX_FAULTS && faults > MAX_FAULTS)
+        t_fail("%d MPI_Iallreduce of %d KiB in flight: %ld and %ld minor page faults in two "
+               "windows of %d rounds after %d to warm up (at most %d: the scratch is fresh "
+               "memory every round)", K, (int)(N * sizeof(int) >> 10), first, faults, ROUNDS,
+               WARM, MAX_FAULTS);
     free(in);
     free(out);
     t_agree("large calls in flight at once, their scratch reused");
