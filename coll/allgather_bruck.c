@@ -11,12 +11,16 @@
  *   scratch and the final rotation: copies, priced as the copy of a byte
  *   sent is; without the first, measured 2-rank times from 64 KiB up were
  *   30-60% above the model). Latency-optimal for any p, not only powers
- *   of two.
+ *   of two. With unequal blocks every rank still receives all blocks but
+ *   its own and copies its own and the whole, 2n in all; each step's
+ *   message is priced by its largest (a run of blocks in ring order,
+ *   shares.h).
  * Bytes sent by rank r: sum over steps d = 2^k < p of the bytes of blocks
  *   r, r+1, .., r+min(d, p-d)-1 (mod p).
  */
 #include "config.h"
 #include "coll_util.h"
+#include "shares.h"
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -64,10 +68,10 @@ done:
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)total_bytes(a);
-    double t = (p - 1) / p * n * c->beta + n / p * c->beta + n * c->beta;
-    for (int k = 0; k < log2_ceil(a->size); k++)   /* n/p, 2n/p... */
-        t += msg_alpha(a, c, n / p * (double)(1u << k));
+    double n = (double)total_bytes(a), bmin = (double)blk_bytes_min(a);
+    double t = (n - bmin) * c->beta + bmin * c->beta + n * c->beta;
+    for (int d = 1; d < a->size; d *= 2)   /* runs of 1, 2, 4.. blocks */
+        t += msg_alpha(a, c, (double)ring_window_bytes_max(a, d < a->size - d ? d : a->size - d));
     return t;
 }
 

@@ -25,14 +25,17 @@
  *
  * Restrictions: host memory on a transport with one-sided access; any
  * counts and displacements.
- * Cost (n = total bytes gathered, equal blocks): (p-1) (2 alpha + alpha_get)
- * + (p-1)/p n beta + n/p beta (the own block's copy, not in place): two
- * messages and a read (or write) per peer, either way; pushing, the bytes
- * written to peers at DPC_PUSH_BETA_SCALE of beta (below).
+ * Cost (n = total bytes gathered, b the smallest block): (p-1) (2 alpha +
+ * alpha_get) + (n - b) beta + b beta (the own block's copy, not in place):
+ * two messages and a read (or write) per peer, either way, and the rank
+ * with the smallest block reads the most (shares.h; equal blocks: (p-1)/p n
+ * + n/p); pushing (equal blocks only), the bytes written to peers at
+ * DPC_PUSH_BETA_SCALE of beta (below).
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
 #include "config.h"
 #include "direct.h"
+#include "shares.h"
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -83,9 +86,10 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)dpc_coll_bytes(a);
-    double moved = (p - 1) / p * n * c->beta * (direct_pushes(a) ? DPC_PUSH_BETA_SCALE : 1);
-    return (p - 1) * (2 * c->alpha + c->alpha_get) + moved + own_copy_cost(a, n / p, c);
+    /* the rank with the smallest block reads the most (shares.h) */
+    double p = a->size, n = (double)dpc_coll_bytes(a), bmin = (double)blk_bytes_min(a);
+    double moved = (n - bmin) * c->beta * (direct_pushes(a) ? DPC_PUSH_BETA_SCALE : 1);
+    return (p - 1) * (2 * c->alpha + c->alpha_get) + moved + own_copy_cost(a, bmin, c);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -8,9 +8,12 @@
  * the packed rank order, the exchange runs in a packed scratch copy that is
  * unpacked at the end.
  *
- * Restrictions: none. Cost (n = total bytes, L = log2 p'):
- *   L alpha + (p'-1)/p' n beta + n/p beta (the own block's copy, not in
- *   place), plus 2 alpha + n/p beta + n beta if folded.
+ * Restrictions: none. Cost (n = total bytes, L = log2 p'; G_g the largest
+ *   holdings of g new ranks, B the largest block, F the largest of a rank
+ *   that sits out, shares.h): the sum over g = 1, 2, .., p'/2 of alpha +
+ *   G_g beta, plus B beta (the own block's copy, not in place), plus
+ *   2 alpha + F beta + n beta if folded. Equal blocks of new ranks:
+ *   L alpha + (p'-1)/p' n beta + n/p beta (+ 2 alpha + n/p beta + n beta).
  * Bytes sent: a rank that sits out sends its own block; new rank j sends, for
  * m = 1, 2, .., p'/2, the blocks of the m new ranks of its aligned group,
  * plus n for the odd ranks r < 2 rem.
@@ -18,6 +21,7 @@
 #include "config.h"
 #include "coll_util.h"
 #include "fold.h"
+#include "shares.h"
 
 static bool packed_layout(const dpc_coll_args_t *a)
 {
@@ -104,12 +108,16 @@ done:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
-    double n = (double)total_bytes(a), pp = f.pp;
-    double t = (pp - 1) / pp * n * c->beta + own_copy_cost(a, n / a->size, c);
-    for (int k = 0; k < f.steps; k++)       /* doubling: n/pp, 2n/pp... */
-        t += msg_alpha(a, c, n / pp * (double)(1u << k));
-    if (f.rem)
-        t += msg_alpha(a, c, n / a->size) + msg_alpha(a, c, n) + n / a->size * c->beta + n * c->beta;
+    double n = (double)total_bytes(a);
+    double t = own_copy_cost(a, (double)blk_bytes_max(a), c);
+    for (int g = 1; g < f.pp; g *= 2) {     /* doubling: holdings of 1, 2, 4.. new ranks */
+        double G = (double)fold_group_bytes_max(a, &f, g);
+        t += msg_alpha(a, c, G) + G * c->beta;
+    }
+    if (f.rem) {
+        double F = (double)fold_out_bytes_max(a, &f);
+        t += msg_alpha(a, c, F) + msg_alpha(a, c, n) + F * c->beta + n * c->beta;
+    }
     return t;
 }
 

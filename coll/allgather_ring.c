@@ -4,15 +4,17 @@
  * step before, straight into rbuf; segments are pipelined (ring.h).
  *
  * Restrictions: none (any p, any counts and displacements).
- * Cost (n = total bytes gathered, S segments per block): (p-1) S alpha
- *   + (p-1)/p n beta (equal blocks) + n/p beta (the own block's copy, not in
- *   place).
+ * Cost (n = total bytes gathered, S segments per block, b the smallest
+ *   block): (p-1) S alpha + (n - b) beta + b beta (the own block's copy, not
+ *   in place): the rank with the smallest block receives the most
+ *   (shares.h); equal blocks: (p-1)/p n beta + n/p beta.
  * Bytes sent by rank r, exactly: n - b((r+1) mod p): every block but the
  * right neighbour's.
  */
 #include "config.h"
 #include "coll_util.h"
 #include "ring.h"
+#include "shares.h"
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -40,10 +42,10 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)total_bytes(a);
-    double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (p - 1) * S * msg_alpha(a, c, n / p / S) + (p - 1) / p * n * c->beta +
-           own_copy_cost(a, n / p, c);
+    double n = (double)total_bytes(a), bmin = (double)blk_bytes_min(a);
+    size_t seg = dpc_seg_bytes(a), bmax = blk_bytes_max(a);
+    return ring_busiest_segs(a, seg) * msg_alpha(a, c, (double)bmax / seg_count(bmax, seg)) +
+           (n - bmin) * c->beta + own_copy_cost(a, bmin, c);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

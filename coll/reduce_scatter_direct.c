@@ -12,9 +12,10 @@
  * counts; the operands combined in the order own, r+1, r+2, ..., or for an
  * op that does not commute in rank order (direct.c: DPC_ALGO_RANK_ORDER).
  *
- * Cost (n = total input bytes, S chunks per block): (p-1) (2 alpha +
- *   S alpha_get) + (p-1)/p n (beta + gamma): two messages and a read per
- * chunk and peer; nothing is sent but descriptors and notices, but the
+ * Cost (b the largest block, S its chunks): (p-1) (2 alpha + S alpha_get)
+ *   + (p-1) b (beta + gamma): two messages and a read per chunk and peer,
+ * by the rank whose block is largest (shares.h; equal blocks: (p-1)/p n of
+ * n input bytes); nothing is sent but descriptors and notices, but the
  * reads move what a ring would send, on the reader's core (a system call
  * that returns when the bytes are in: they do not hide behind the
  * reduction). Priced without them, the model chose this algorithm at 2
@@ -25,6 +26,7 @@
  */
 #include "config.h"
 #include "direct.h"
+#include "shares.h"
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -66,9 +68,10 @@ out:
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)dpc_coll_bytes(a);
-    double S = seg_count((size_t)(n / p), dpc_seg_bytes(a));
-    return (p - 1) * (2 * c->alpha + S * c->alpha_get) + (p - 1) / p * n * (c->beta + c->gamma);
+    double p = a->size;
+    size_t b = blk_bytes_max(a);
+    double S = seg_count(b, dpc_seg_bytes(a));
+    return (p - 1) * (2 * c->alpha + S * c->alpha_get) + (p - 1) * (double)b * (c->beta + c->gamma);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -16,6 +16,7 @@
 #include "coll_util.h"
 #include "owner.h"
 #include "dpc_cost.h"
+#include "shares.h"
 
 enum { TAG_SLICE = 1 };
 
@@ -103,11 +104,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 }
 
 /* One round of p-1 messages, reduced from the slots they arrived in, whole
- * (beta_reread, dpc_cost_params_t). */
+ * (beta_reread, dpc_cost_params_t): the owner of the largest block b
+ * receives and reduces (p-1) b (shares.h; equal blocks (p-1)/p n). */
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)dpc_coll_bytes(a);
-    return (p - 1) * msg_alpha(a, c, n / p) + (p - 1) / p * n * (c->beta + c->gamma + c->beta_reread);
+    double p = a->size, b = (double)blk_bytes_max(a);
+    return (p - 1) * msg_alpha(a, c, b) + (p - 1) * b * (c->beta + c->gamma + c->beta_reread);
 }
 
 /* Every other rank's block, in one message each (none for an empty one). */

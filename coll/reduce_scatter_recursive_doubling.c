@@ -18,6 +18,7 @@
 #include "config.h"
 #include "coll_util.h"
 #include "rd.h"
+#include "shares.h"
 
 extern const dpc_algo_t dpc_algo_allreduce_recursive_doubling;
 
@@ -54,9 +55,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     dpc_coll_args_t w = as_allreduce(a, total_bytes(a) / elsize(a));
-    double es = (double)elsize(a);
     return dpc_algo_allreduce_recursive_doubling.cost(&w, c) +
-           (double)blk_count(a, 0) * es * c->beta;
+           (double)blk_bytes_max(a) * c->beta;   /* the largest own block's copy */
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

@@ -13,17 +13,20 @@
  * (DPC_ALGO_RANK_ORDER_UP_TO_3; reduce_scatter_recursive_doubling.c is for
  * such ops at any p).
  *
- * Cost (n = total input bytes, L = log2 p'): L alpha + (p'-1)/p' n
- *   (beta + gamma + beta_reread), plus alpha + n (beta + gamma +
- *   beta_reread) + alpha + n/p beta when folded (equal blocks); every
- *   reduction reads a whole message received (beta_reread,
- *   dpc_cost_params_t).
+ * Cost (n = total input bytes, L = log2 p'; G_g the largest blocks of g
+ *   new ranks, F the largest block of a rank that sits out, shares.h): the
+ *   sum over g = p'/2, .., 2, 1 of alpha + G_g (beta + gamma +
+ *   beta_reread), plus alpha + n (beta + gamma + beta_reread) + alpha +
+ *   F beta when folded; every reduction reads a whole message received
+ *   (beta_reread, dpc_cost_params_t). Equal blocks of new ranks:
+ *   L alpha + (p'-1)/p' n (beta + gamma + beta_reread).
  * Bytes sent: a rank that sits out sends n; new rank j sends n minus the
  * bytes of its own blocks, plus b(r-1) for the odd ranks r < 2 rem.
  */
 #include "config.h"
 #include "coll_util.h"
 #include "fold.h"
+#include "shares.h"
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
@@ -123,13 +126,16 @@ done:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
-    double n = (double)total_bytes(a), pp = f.pp;
-    double t = (pp - 1) / pp * n * (c->beta + c->gamma + c->beta_reread);
-    for (int k = 1; k <= f.steps; k++)      /* halves: n/2, n/4... */
-        t += msg_alpha(a, c, n / (double)(1u << k));
-    if (f.rem)
-        t += msg_alpha(a, c, n) + msg_alpha(a, c, n / a->size) + n * (c->beta + c->gamma + c->beta_reread) +
-             n / a->size * c->beta;
+    double n = (double)total_bytes(a), per_byte = c->beta + c->gamma + c->beta_reread;
+    double t = 0;
+    for (int g = f.pp / 2; g >= 1; g /= 2) {   /* halves: of p'/2 new ranks, p'/4.. */
+        double G = (double)fold_group_bytes_max(a, &f, g);
+        t += msg_alpha(a, c, G) + G * per_byte;
+    }
+    if (f.rem) {
+        double F = (double)fold_out_bytes_max(a, &f);
+        t += msg_alpha(a, c, n) + msg_alpha(a, c, F) + n * per_byte + F * c->beta;
+    }
     return t;
 }
 

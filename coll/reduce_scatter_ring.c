@@ -6,13 +6,16 @@
  * Restrictions: any p, any counts (zero-sized blocks send nothing); op
  * commutative (blocks are reduced in ring order).
  *
- * Cost (n = total input bytes, S segments per block): (p-1) S alpha
- *   + (p-1)/p n beta + (p-1)/p n gamma (for equal blocks).
+ * Cost (n = total input bytes, S segments per block, b the smallest
+ *   block): (p-1) S alpha + (n - b) (beta + gamma): a rank receives and
+ *   reduces every block but one, the busiest all but the smallest
+ *   (shares.h); equal blocks: (p-1)/p n (beta + gamma).
  * Bytes sent by rank r, exactly: n - b(r), with b(i) = counts[i] elements.
  */
 #include "config.h"
 #include "coll_util.h"
 #include "ring.h"
+#include "shares.h"
 
 /* Segments through the mailboxes for vectors up to this (reduce_seg_bytes).
  * Measured faster than the direct reduce-scatter up to 16 MiB on buffers
@@ -61,9 +64,10 @@ out:
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, n = (double)total_bytes(a);
-    double S = seg_count((size_t)(n / p), seg_bytes(a));
-    return (p - 1) * S * msg_alpha(a, c, n / p / S) + (p - 1) / p * n * (c->beta + c->gamma);
+    double n = (double)total_bytes(a), bmin = (double)blk_bytes_min(a);
+    size_t seg = seg_bytes(a), bmax = blk_bytes_max(a);
+    return ring_busiest_segs(a, seg) * msg_alpha(a, c, (double)bmax / seg_count(bmax, seg)) +
+           (n - bmin) * (c->beta + c->gamma);
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

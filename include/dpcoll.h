@@ -84,12 +84,22 @@ DPCOLL_API const char *dpcoll_algorithm_name(const char *collective, int i);
  * reduce_scatter_block, allgather and alltoall one rank's block, of
  * datatype (reductions priced as a sum); the v-variants (reduce_scatter,
  * allgatherv, alltoallv) `count` from every rank, as if their counts were
- * equal. Negative when the algorithm does
+ * equal (dpcoll_predictv takes unequal ones). Negative when the algorithm does
  * not apply to the call, an argument is wrong, or libdpcoll is not active.
  * Local, except the first time libdpcoll meets comm (as in its first
  * collective there, every rank of comm must then make the call). */
 DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, int count,
                                  MPI_Datatype datatype, MPI_Comm comm);
+
+/* dpcoll_predict for a v-variant whose counts all ranks share:
+ * "reduce_scatter" and "allgatherv", counts[i] elements of datatype for
+ * rank i of comm (MPI_Reduce_scatter's and MPI_Allgatherv's recvcounts),
+ * priced by what they make the busiest rank do (unequal blocks cost more
+ * than equal ones of the same total). Negative for any other collective
+ * (an alltoallv's counts are each rank's own), a negative count, or where
+ * dpcoll_predict is. */
+DPCOLL_API double dpcoll_predictv(const char *collective, const char *algorithm,
+                                  const int counts[], MPI_Datatype datatype, MPI_Comm comm);
 
 #ifdef __cplusplus
 }

@@ -309,7 +309,9 @@ START_TEST(test_whole_message_reductions_reread)
         {DPC_ALLREDUCE, "recursive_doubling", 16 << 20, (16 << 20) + (16 << 20), NULL},
         {DPC_ALLREDUCE, "ring", 0, 0, NULL},
         {DPC_ALLREDUCE, "direct", 0, 0, NULL},
-        {DPC_REDUCE_SCATTER_BLOCK, "recursive_halving", 8 << 20, (12 << 20) + (24 << 20), NULL},
+        /* (at 3 ranks new rank 0 stands for ranks 0 and 1 and keeps their
+         * two blocks, 16 MiB: the halves are of new ranks, not of bytes) */
+        {DPC_REDUCE_SCATTER_BLOCK, "recursive_halving", 8 << 20, (16 << 20) + (24 << 20), NULL},
         /* (the device pipeline's, not in the registry) */
         {DPC_ALLREDUCE, "owner", 8 << 20, (16 << 20) * 2.0 / 3, &dpc_algo_allreduce_owner},
         {DPC_REDUCE_SCATTER_BLOCK, "owner", 8 << 20, 16 << 20, &dpc_algo_reduce_scatter_block_owner},
@@ -322,7 +324,7 @@ START_TEST(test_whole_message_reductions_reread)
         ck_assert_ptr_nonnull(al);
         for (int p = 2; p <= 3; p++) {
             /* 16 MiB of floats: the allreduce's vector, the reduce-scatter's
-             * whole input at 2 ranks (at 3, 24 MiB: the halving reduces 12) */
+             * whole input at 2 ranks (at 3, 24 MiB: the halving reduces 16) */
             size_t count = want[i].coll == DPC_ALLREDUCE ? 4u << 20 : 2u << 20;
             dpc_coll_args_t a = {.coll = want[i].coll, .size = p, .dtype = DPC_FLOAT,
                                  .count = count, .one_sided = true};
@@ -667,6 +669,102 @@ START_TEST(test_measured_choices)
 }
 END_TEST
 
+/* A v-variant whose counts are equal is priced as its block collective, by
+ * every algorithm, at powers of two and not: the unequal-share formulas
+ * (coll/shares.h) must reduce to the equal-block ones, or the constants
+ * fitted on block collectives would price the v-variants differently. */
+START_TEST(test_v_equal_counts_priced_as_blocks)
+{
+    static const struct { dpc_coll_t v, block; } pairs[] = {
+        {DPC_ALLGATHERV, DPC_ALLGATHER}, {DPC_REDUCE_SCATTER, DPC_REDUCE_SCATTER_BLOCK}};
+    dpc_cost_params_t c = {.alpha = 1e-6, .beta = 1e-10, .gamma = 2e-10, .alpha_rndv = 5e-6,
+                           .alpha_get = 3e-6, .alpha_call = 2e-7, .beta_concurrent = 1e-11,
+                           .beta_reread = 3e-11};
+    static const size_t counts_per_rank[] = {1, 1000, 300000};
+    size_t counts[9], displs[9];
+    for (size_t k = 0; k < 2; k++)
+        for (int p = 2; p <= 9; p++)
+            for (size_t ci = 0; ci < 3; ci++)
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    size_t n = counts_per_rank[ci];
+                    for (int i = 0; i < p; i++)
+                        counts[i] = n, displs[i] = (size_t)i * n;
+                    dpc_coll_args_t b = {.coll = pairs[k].block, .size = p, .dtype = DPC_FLOAT,
+                                         .count = n, .in_place = in_place, .one_sided = true};
+                    dpc_coll_args_t v = b;
+                    v.coll = pairs[k].v;
+                    v.counts = counts;
+                    v.displs = displs;
+                    for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
+                        if ((*al)->coll != pairs[k].v)
+                            continue;
+                        const dpc_algo_t *blk = dpc_algo_find(pairs[k].block, (*al)->name);
+                        ck_assert_ptr_nonnull(blk);
+                        b.push_max = 0;   /* (v-variants never push) */
+                        double tv = (*al)->cost(&v, &c), tb = blk->cost(&b, &c);
+                        ck_assert_msg(fabs(tv - tb) <= 1e-12 * tb, "%s %s p=%d n=%zu: %g against %g",
+                                      dpc_coll_name(v.coll), (*al)->name, p, n, tv, tb);
+                    }
+                }
+}
+END_TEST
+
+/* Unequal shares cost what the busiest rank does, from the algorithms'
+ * own data movement (per-byte terms only: start-ups 0, beta 1 ns, in place
+ * so that no own block is copied). 4 ranks with blocks of 1, 2, 3 and 4 K
+ * bytes (n = 10 K):
+ *  - ring allgather and reduce-scatter, direct allgather: every rank gets
+ *    every block but its own, the rank with block 1K the most: 9 K;
+ *  - direct reduce-scatter and owner: each rank reads its own block from
+ *    3 peers, the rank with block 4K the most: 12 K;
+ *  - recursive doubling allgather and recursive halving: a step of single
+ *    blocks (3K and 4K swap: 4K) and one of pairs ({0,1} = 3K against
+ *    {2,3} = 7K: 7K): 11 K;
+ *  - Bruck: every rank receives all but its own, copies its own into
+ *    scratch and rotates the whole: 2n = 20 K.
+ * The equal-block formulas priced all but Bruck at 7.5 K, so at 4 ranks
+ * the direct reduce-scatter tied with the ring where it reads a third
+ * more. And 3 ranks of 1K each, recursive doubling: rank 0 hands 1K to
+ * rank 1, rank 1 (blocks 0 and 1) and rank 2 swap (2K), rank 0 gets the
+ * whole 3K back: 6 K, where (p'-1)/p' n priced the swap 1.5 K. */
+START_TEST(test_v_unequal_shares_priced_by_the_busiest_rank)
+{
+    const double K = 100000, ns = 1e-9;
+    dpc_cost_params_t c = {.beta = ns};
+    size_t counts[4] = {1 * 100000, 2 * 100000, 3 * 100000, 4 * 100000};
+    size_t displs[4] = {0, 100000, 300000, 600000};
+    dpc_coll_args_t ag = {.coll = DPC_ALLGATHERV, .size = 4, .dtype = DPC_UINT8, .count = counts[0],
+                          .counts = counts, .displs = displs, .in_place = true, .one_sided = true};
+    dpc_coll_args_t rs = ag;
+    rs.coll = DPC_REDUCE_SCATTER;
+    rs.op = DPC_OP_SUM;
+    rs.displs = NULL;
+    static const struct { dpc_coll_t coll; const char *name; double k; } want[] = {
+        {DPC_ALLGATHERV, "ring", 9}, {DPC_ALLGATHERV, "direct", 9},
+        {DPC_ALLGATHERV, "recursive_doubling", 11}, {DPC_ALLGATHERV, "bruck", 20},
+        {DPC_REDUCE_SCATTER, "ring", 9}, {DPC_REDUCE_SCATTER, "direct", 12},
+        {DPC_REDUCE_SCATTER, "recursive_halving", 11},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const dpc_algo_t *al = dpc_algo_find(want[i].coll, want[i].name);
+        ck_assert_ptr_nonnull(al);
+        double t = al->cost(want[i].coll == DPC_ALLGATHERV ? &ag : &rs, &c);
+        ck_assert_msg(fabs(t - want[i].k * K * ns) < 1e-9 * t, "%s %s: %g s, the busiest rank's %g",
+                      dpc_coll_name(want[i].coll), want[i].name, t, want[i].k * K * ns);
+    }
+    double t = dpc_algo_reduce_scatter_owner.cost(&rs, &c);
+    ck_assert_msg(fabs(t - 12 * K * ns) < 1e-9 * t, "owner reduce-scatter: %g s", t);
+    /* and the model's choice between them: the ring, which does less */
+    dpc_cost_model_t m = {.set = {c}};
+    ck_assert_str_eq(dpc_cost_select_model(&rs, &m)->name, "ring");
+    /* a fold at 3 equal ranks */
+    dpc_coll_args_t three = {.coll = DPC_ALLGATHER, .size = 3, .dtype = DPC_UINT8,
+                             .count = 100000, .in_place = true};
+    t = dpc_algo_find(DPC_ALLGATHER, "recursive_doubling")->cost(&three, &c);
+    ck_assert_msg(fabs(t - 6 * K * ns) < 1e-9 * t, "folded recursive doubling: %g s", t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("cost");
@@ -685,6 +783,8 @@ int main(void)
     tcase_add_test(tc, test_alltoall_push_priced);
     tcase_add_test(tc, test_push_limit);
     tcase_add_test(tc, test_builtin_takes_the_measured_fastest);
+    tcase_add_test(tc, test_v_equal_counts_priced_as_blocks);
+    tcase_add_test(tc, test_v_unequal_shares_priced_by_the_busiest_rank);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -8,14 +8,19 @@
 #include "config.h"
 #include "shim.h"
 #include "dpc_cost.h"
+#include <stdlib.h>
 #include <string.h>
 
-DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, int count,
-                                 MPI_Datatype datatype, MPI_Comm comm)
+/* Both entries: counts NULL (every rank's count is `count`) or one count
+ * per rank of comm (the v-variants'). */
+static double predict(const char *collective, const char *algorithm, int count,
+                      const int *counts, MPI_Datatype datatype, MPI_Comm comm)
 {
     int coll = collective ? dpc_coll_from_name(collective) : -1;
     if (coll < 0 || !dpc_g.active || count < 0 || comm == MPI_COMM_NULL)
         return -1;
+    if (counts && coll != DPC_REDUCE_SCATTER && coll != DPC_ALLGATHERV)
+        return -1;   /* (alltoallv's counts are each rank's own: none to share) */
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return -1;
@@ -28,23 +33,52 @@ DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, 
     bool reduces = dpc_coll_reduces((dpc_coll_t)coll);   /* (MPI_Reduce_scatter's too) */
     if (reduces && ti.basic < 0)
         return -1;
+    size_t unit = reduces ? (size_t)ti.nbasic : (size_t)ti.size;
     dpc_coll_args_t a = {.coll = (dpc_coll_t)coll, .size = c->size, .rank = c->rank,
+                         .dtype = reduces ? ti.basic : DPC_BYTE,
+                         .op = DPC_OP_SUM,   /* (read by reductions only) */
+                         .count = (size_t)count * unit,
                          .seg_bytes = dpc_g.cfg.seg_bytes, .push_min = DPC_PUSH_MIN,
                          .push_max = dpc_g.cfg.push_max,
                          .one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp),
                          .eager_max = c->tp->eager_max};
-    if (reduces) {
-        a.dtype = ti.basic;
-        a.count = (size_t)count * (size_t)ti.nbasic;
-        a.op = DPC_OP_SUM;
-    } else {
-        a.dtype = DPC_BYTE;
-        a.count = (size_t)count * (size_t)ti.size;
+    size_t *own = NULL;
+    if (counts) {
+        /* counts and packed displacements, in the engine's units (the
+         * formulas read the counts; the displacements only make the call
+         * whole) */
+        own = malloc(2 * sizeof(size_t) * (size_t)c->size);
+        if (!own)
+            return -1;
+        for (int i = 0, at = 0; i < c->size; i++) {
+            if (counts[i] < 0) {
+                free(own);
+                return -1;
+            }
+            own[i] = (size_t)counts[i] * unit;
+            own[c->size + i] = (size_t)at * unit;
+            at += counts[i];
+        }
+        a.counts = own;
+        a.displs = own + c->size;
+        a.count = own[0];   /* (as the wrappers set it) */
     }
     const dpc_algo_t *al = !algorithm || !strcmp(algorithm, "auto")
                                ? dpc_cost_select_model(&a, &dpc_g.cfg.cost)
                                : dpc_algo_find((dpc_coll_t)coll, algorithm);
-    if (!al || !dpc_algo_applies(al, &a))
-        return -1;
-    return dpc_cost_predict(al, &a, &dpc_g.cfg.cost);
+    double t = al && dpc_algo_applies(al, &a) ? dpc_cost_predict(al, &a, &dpc_g.cfg.cost) : -1;
+    free(own);
+    return t;
+}
+
+DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, int count,
+                                 MPI_Datatype datatype, MPI_Comm comm)
+{
+    return predict(collective, algorithm, count, NULL, datatype, comm);
+}
+
+DPCOLL_API double dpcoll_predictv(const char *collective, const char *algorithm,
+                                  const int counts[], MPI_Datatype datatype, MPI_Comm comm)
+{
+    return counts ? predict(collective, algorithm, 0, counts, datatype, comm) : -1;
 }
