@@ -22,7 +22,8 @@
  * algbw = bytes / time; busbw = algbw x 2(p-1)/p for allreduce, (p-1)/p for
  * reduce-scatter, allgather and all-to-all, 1 for bcast (nccl-tests).
  *
- * model(us) is the cost model's prediction for the row (dpcoll_predict: the
+ * model(us) is the cost model's prediction for the row (dpcoll_predict,
+ * the v-variants' dpcoll_predictv with their shares, alltoallv none: the
  * constants in effect, DPCOLL_TUNE_FILE's or the built-in ones), and each
  * collective ends with how many of its algorithms' rows the model put
  * within 30% of the measured time: a check of the model on measurements it
@@ -825,10 +826,14 @@ int main(int argc, char **argv)
                     if (user_op == 2)
                         priced = picked;
                 }
-                /* (the v-variants' unequal shares: dpcoll_predict prices equal ones) */
-                double model = is_v(c) ? -1
-                                       : dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT,
-                                                        MPI_COMM_WORLD);
+                /* (the v-variants by their shares; an all-to-all's
+                 * counts are each rank's own, which the model does not
+                 * price: no prediction) */
+                double model = c == C_ALLTOALLV ? -1
+                               : is_v(c) ? dpcoll_predictv(cname[c], priced, vcount, MPI_FLOAT,
+                                                           MPI_COMM_WORLD)
+                                         : dpcoll_predict(cname[c], priced, (int)count, MPI_FLOAT,
+                                                          MPI_COMM_WORLD);
                 if (!is_auto && model > 0) {
                     rows++;
                     within += fabs(model - ours[s]) <= MODEL_TOLERANCE * ours[s];
@@ -840,7 +845,7 @@ int main(int argc, char **argv)
                     nlog[c]++;
                 }
                 native_bad += is_auto && nw != 0;
-                char mcol[32] = "-";   /* (no prediction: the algorithm does not apply, or v) */
+                char mcol[32] = "-";   /* (no prediction: the algorithm does not apply, or alltoallv) */
                 if (model > 0)
                     snprintf(mcol, sizeof(mcol), "%.2f", model * 1e6);
                 if (rank == 0 && !quiet)

@@ -42,25 +42,34 @@ static double predict(const char *collective, const char *algorithm, int count,
                          .push_max = dpc_g.cfg.push_max,
                          .one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp),
                          .eager_max = c->tp->eager_max};
+    /* a v-variant with counts and packed displacements, in the engine's
+     * units, as the wrappers give them (the formulas read the counts; the
+     * direct allgather pushes, and is priced so, only without them): with
+     * counts NULL, `count` for every rank. An alltoallv sends and receives
+     * the same. */
+    bool v = coll == DPC_REDUCE_SCATTER || coll == DPC_ALLGATHERV || coll == DPC_ALLTOALLV;
     size_t *own = NULL;
-    if (counts) {
-        /* counts and packed displacements, in the engine's units (the
-         * formulas read the counts; the displacements only make the call
-         * whole) */
+    if (v) {
         own = malloc(2 * sizeof(size_t) * (size_t)c->size);
         if (!own)
             return -1;
-        for (int i = 0, at = 0; i < c->size; i++) {
-            if (counts[i] < 0) {
+        size_t at = 0;
+        for (int i = 0; i < c->size; i++) {
+            int ci = counts ? counts[i] : count;
+            if (ci < 0) {
                 free(own);
                 return -1;
             }
-            own[i] = (size_t)counts[i] * unit;
-            own[c->size + i] = (size_t)at * unit;
-            at += counts[i];
+            own[i] = (size_t)ci * unit;
+            own[c->size + i] = at * unit;
+            at += (size_t)ci;
         }
         a.counts = own;
-        a.displs = own + c->size;
+        a.displs = coll == DPC_REDUCE_SCATTER ? NULL : own + c->size;
+        if (coll == DPC_ALLTOALLV) {
+            a.scounts = a.counts;
+            a.sdispls = a.displs;
+        }
         a.count = own[0];   /* (as the wrappers set it) */
     }
     const dpc_algo_t *al = !algorithm || !strcmp(algorithm, "auto")

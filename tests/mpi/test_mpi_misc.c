@@ -1259,6 +1259,89 @@ static const char *expected_algo(const char *coll, int n, const char *best)
     return best;
 }
 
+/* dpcoll_predictv prices the v-variants with their counts as the engine
+ * does: a call with unequal counts runs the algorithm of the lowest
+ * prediction and "auto" is that one's time; equal counts cost what
+ * dpcoll_predict says; unequal ones cost the reduce-scatter's ring more
+ * than equal ones of the same total (its busiest rank receives and reduces
+ * all but the smallest block; an allgather's rank copies its own block as
+ * well, n in all whatever the shares); wrong input gives a negative
+ * value. */
+START_TEST(test_predictv)
+{
+    static const char *colls[] = {"reduce_scatter", "allgatherv"};
+    int p = t_size, *counts = malloc(sizeof(int) * (size_t)p), *displs = malloc(sizeof(int) * (size_t)p);
+    int *equal = malloc(sizeof(int) * (size_t)p);
+    enum { MAXM = 1 << 16 };
+    float *in = calloc((size_t)MAXM * (size_t)p * (size_t)p, sizeof(float));
+    float *out = calloc((size_t)MAXM * (size_t)p * (size_t)p, sizeof(float));
+    for (int ci = 0; ci < 2; ci++)
+        for (int m = 1; m <= MAXM; m *= 8) {
+            /* rank i: (2i + 1) m elements, p^2 m in all; equal: p m each */
+            for (int i = 0, at = 0; i < p; i++) {
+                counts[i] = (2 * i + 1) * m;
+                displs[i] = at;
+                at += counts[i];
+                equal[i] = p * m;
+            }
+            if (ci == 0)
+                MPI_Reduce_scatter(in, out, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            else
+                MPI_Allgatherv(in, counts[t_rank], MPI_FLOAT, out, counts, displs, MPI_FLOAT,
+                               MPI_COMM_WORLD);
+            const char *ran = dpcoll_last_algorithm(), *best = NULL;
+            double best_t = 0;
+            for (int i = 0; dpcoll_algorithm_name(colls[ci], i); i++) {
+                const char *al = dpcoll_algorithm_name(colls[ci], i);
+                double t = dpcoll_predictv(colls[ci], al, counts, MPI_FLOAT, MPI_COMM_WORLD);
+                if (t >= 0 && (!best || t < best_t * (1 - 1e-9))) {
+                    best = al;
+                    best_t = t;
+                }
+                double te = dpcoll_predictv(colls[ci], al, equal, MPI_FLOAT, MPI_COMM_WORLD);
+                double tb = dpcoll_predict(colls[ci], al, p * m, MPI_FLOAT, MPI_COMM_WORLD);
+                t_cases++;
+                if (te != tb)
+                    t_fail("%s %s of %d x %d floats: %g s by its counts, %g s by its count",
+                           colls[ci], al, p, p * m, te, tb);
+                if (ci == 0 && !strcmp(al, "ring") && p > 1 && !(t > te))
+                    t_fail("%s ring of %d floats: unequal shares %g s, equal %g s", colls[ci],
+                           p * p * m, t, te);
+            }
+            double aut = dpcoll_predictv(colls[ci], "auto", counts, MPI_FLOAT, MPI_COMM_WORLD);
+            t_cases++;
+            if (!best || strcmp(best, ran))
+                t_fail("%s of %d floats in unequal shares: ran %s, the lowest prediction is %s's",
+                       colls[ci], p * p * m, ran, best ? best : "nobody's");
+            else if (!(aut > 0) || aut != best_t)
+                t_fail("%s of %d floats: auto predicted %g s, %s %g s", colls[ci], p * p * m, aut,
+                       best, best_t);
+        }
+    counts[0] = -1;
+    struct { const char *coll; const int *c; const char *what; } bad[] = {
+        {"reduce_scatter", counts, "a negative count"},
+        {"alltoallv", equal, "an alltoallv (its counts are each rank's own)"},
+        {"allreduce", equal, "a block collective"},
+        {"allgatherv", NULL, "no counts"},
+        {"allgatherv", equal, NULL},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        t_cases++;
+        double t = dpcoll_predictv(bad[i].coll, "auto", bad[i].c, MPI_FLOAT, MPI_COMM_WORLD);
+        if (bad[i].what && t >= 0)
+            t_fail("dpcoll_predictv takes %s", bad[i].what);
+        if (!bad[i].what && !(t > 0))
+            t_fail("dpcoll_predictv does not price an allgatherv of equal counts");
+    }
+    free(counts);
+    free(displs);
+    free(equal);
+    free(in);
+    free(out);
+    t_agree("dpcoll_predictv against the algorithms v-calls run");
+}
+END_TEST
+
 /* dpcoll_predict prices a call as the engine does: the algorithm a real
  * call runs is the one whose prediction is lowest (so the arguments it
  * builds are the engine's: a count in the wrong unit, another op or the
@@ -1849,6 +1932,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_large_count);
     else if (!strcmp(mode, "predict")) {
         tcase_add_test(tc, test_predict);
+        tcase_add_test(tc, test_predictv);
         tcase_add_test(tc, test_eager_bound);
         tcase_add_test(tc, test_push_way);
         tcase_add_test(tc, test_hugepages_used);
