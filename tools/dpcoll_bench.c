@@ -32,6 +32,7 @@
 #include "config.h"
 #include "dpc_autotune.h"
 #include "dpc_config.h"
+#include "bench_shares.h"
 #include "warmup.h"
 #include <getopt.h>
 #include <math.h>
@@ -65,10 +66,7 @@ static int is_v(int c)
 }
 static size_t share(size_t total, int q)
 {
-    size_t w = (size_t)size * (size_t)(size + 1) / 2, before = 0;
-    for (int k = 0; k < q; k++)
-        before += total * (size_t)(k + 1) / w;
-    return q == size - 1 ? total - before : total * (size_t)(q + 1) / w;
+    return bench_share(total, size, q);   /* (tools/bench_shares.h) */
 }
 /* the row's counts and displacements (this rank's, for its calls):
  * vcount/vdispl the shares (reduce_scatter's recvcounts, allgatherv's

@@ -20,6 +20,7 @@
  * network's would be fitted the same way on a multi-node run.
  */
 #include "config.h"
+#include "bench_shares.h"
 #include "warmup.h"
 #include <math.h>
 #include <stddef.h>
@@ -75,12 +76,39 @@ static int cmp_size(const void *x, const void *y)
 /* DPCOLL_PUSH_MAX and DPCOLL_SEG_BYTES as the shim takes them: rank 0's (main) */
 static size_t push_max, seg_bytes;
 
-/* arguments as the shim builds them for these calls */
+/* The v-variants a tune file can hold measured choices for, from
+ * dpcoll_bench's rows: their counts are the same on every rank, so every
+ * rank prices and chooses alike (an all-to-all's are each rank's own, and
+ * the model does not price them). Their rows are not fitted: the
+ * constants are the block collectives'. */
+static const dpc_coll_t vcolls[] = {DPC_REDUCE_SCATTER, DPC_ALLGATHERV};
+static bool is_vcoll(int coll)
+{
+    return coll == DPC_REDUCE_SCATTER || coll == DPC_ALLGATHERV;
+}
+/* (the counts of args_for's last v-variant: each caller is done with its
+ * arguments before it asks for others) */
+enum { TUNE_MAX_V_RANKS = 1024 };
+static size_t v_counts[TUNE_MAX_V_RANKS];
+
+/* arguments as the shim builds them for these calls; a v-variant's as
+ * dpcoll_bench made them, bytes the whole vector of floats in its shares
+ * (tools/bench_shares.h) */
 static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
 {
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
                          .seg_bytes = seg_bytes, .push_min = DPC_PUSH_MIN,
                          .push_max = push_max};
+    if (is_vcoll(coll) && p <= TUNE_MAX_V_RANKS) {
+        size_t unit = coll == DPC_ALLGATHERV ? sizeof(float) : 1;   /* (moves: bytes) */
+        for (int q = 0; q < p; q++)
+            v_counts[q] = bench_share(bytes / sizeof(float), p, q) * unit;
+        a.counts = v_counts;
+        a.count = v_counts[0];
+        if (coll == DPC_ALLGATHERV)
+            a.dtype = DPC_BYTE;
+        return a;
+    }
     a.count = timed_count(coll, bytes / sizeof(float), p);
     if (coll != DPC_ALLREDUCE && coll != DPC_REDUCE_SCATTER_BLOCK) {
         a.dtype = DPC_BYTE;   /* moved, not reduced: priced as bytes, as the shim does */
@@ -610,18 +638,19 @@ static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double 
 }
 
 /* Adds the measured choices to m and says what they are; returns how many. */
-static int add_choices(const point_t *pt, int n, const double *pred, int runs, dpc_cost_model_t *m)
+static int add_choices(const point_t *pt, int n, const double *pred, int runs, dpc_cost_model_t *m,
+                       const dpc_coll_t *which, int nwhich)
 {
     int added = 0, left_out = 0;
-    for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
+    for (int ci = 0; ci < nwhich; ci++) {
         /* every rank count and kind of call, and the sizes measured of
          * each, in order */
         for (int i = 0; i < n; i++) {
-            if (pt[i].al->coll != colls[ci])
+            if (pt[i].al->coll != which[ci])
                 continue;
             bool first_p = true;   /* (each rank count and kind of call once) */
             for (int j = 0; j < i && first_p; j++)
-                first_p = !(pt[j].al->coll == colls[ci] && pt[j].p == pt[i].p &&
+                first_p = !(pt[j].al->coll == which[ci] && pt[j].p == pt[i].p &&
                             pt[j].calls == pt[i].calls);
             if (!first_p)
                 continue;
@@ -630,7 +659,7 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
             size_t sizes[256];
             int ns = 0;
             for (int j = 0; j < n; j++) {
-                if (pt[j].al->coll != colls[ci] || pt[j].p != p || pt[j].calls != calls)
+                if (pt[j].al->coll != which[ci] || pt[j].p != p || pt[j].calls != calls)
                     continue;
                 int k = 0;
                 while (k < ns && sizes[k] != pt[j].bytes)
@@ -642,7 +671,7 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
             const dpc_algo_t *win[256];
             double gain[256];
             for (int k = 0; k < ns; k++)
-                win[k] = measured_winner(pt, n, pred, m, colls[ci], p, sizes[k], calls, runs,
+                win[k] = measured_winner(pt, n, pred, m, which[ci], p, sizes[k], calls, runs,
                                          &gain[k]);
             for (int k = 0; k < ns;) {
                 if (!win[k]) {
@@ -652,19 +681,19 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
                 int e = k;
                 while (e + 1 < ns && win[e + 1] == win[k])
                     e++;
-                size_t b0 = call_bytes(colls[ci], p, sizes[k]);
-                size_t b1 = call_bytes(colls[ci], p, sizes[e]);
-                size_t lo = k > 0 ? (size_t)sqrt((double)call_bytes(colls[ci], p, sizes[k - 1]) *
+                size_t b0 = call_bytes(which[ci], p, sizes[k]);
+                size_t b1 = call_bytes(which[ci], p, sizes[e]);
+                size_t lo = k > 0 ? (size_t)sqrt((double)call_bytes(which[ci], p, sizes[k - 1]) *
                                                  (double)b0) + 1 : b0;
                 size_t hi = e + 1 < ns ? (size_t)sqrt((double)b1 *
-                                                      (double)call_bytes(colls[ci], p, sizes[e + 1]))
+                                                      (double)call_bytes(which[ci], p, sizes[e + 1]))
                                        : b1;
                 char why[120];
-                if (dpc_cost_rule_add(m, (int)colls[ci], p, lo, hi, win[k], calls, why,
+                if (dpc_cost_rule_add(m, (int)which[ci], p, lo, hi, win[k], calls, why,
                                       sizeof(why)) == DPC_OK) {
                     added++;
                     printf("measured choice: %s, %d ranks, %zu-%zu bytes, %s calls: %s (the "
-                           "constants' pick took", dpc_coll_name(colls[ci]), p, lo, hi,
+                           "constants' pick took", dpc_coll_name(which[ci]), p, lo, hi,
                            dpc_calls_name(calls), win[k]->name);
                     for (int q = k; q <= e; q++)
                         printf("%s %.2fx as long at %zu", q > k ? "," : "", gain[q], sizes[q]);
@@ -803,9 +832,12 @@ static size_t measure_push_max(int p, size_t maxb, int rank)
  * a dpcoll_bench CSV: time_us, its auto: rows left out),
  * their coefficients computed again from the model as it is now, so that a
  * change of formula is fitted to the same measurements; p is the file's
- * ranks column, or `ranks` where it has none. Returns the points, or -1
- * with a message. */
-static int read_points(const char *path, int run, int ranks, point_t *pt, int room, int *p_out)
+ * ranks column, or `ranks` where it has none. Rows of the v-variants that
+ * can have measured choices (vcolls) go to vpt, *nv more of them (not
+ * fitted); alltoallv's are left out. Returns the points, or -1 with a
+ * message. */
+static int read_points(const char *path, int run, int ranks, point_t *pt, int room, int *p_out,
+                       point_t *vpt, int vroom, int *nv)
 {
     FILE *f = fopen(path, "r");
     char line[1024];
@@ -841,7 +873,7 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
         fclose(f);
         return -1;
     }
-    int n = 0, lineno = 1, changed = 0, p = ranks, skipped = 0, skipped_v = 0;
+    int n = 0, lineno = 1, changed = 0, p = ranks, skipped = 0, skipped_v = 0, kept_v = 0;
     while (fgets(line, sizeof(line), f)) {
         char *field[64] = {0};
         int nf = 0;
@@ -854,8 +886,8 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
             skipped++;   /* (dpcoll_bench's row of the model's choice: measured again by name) */
             continue;
         }
-        if (nf < ncols || n == room) {
-            if (n == room)
+        if (nf < ncols || n == room || *nv == vroom) {
+            if (n == room || *nv == vroom)
                 fprintf(stderr, "dpcoll_tune: %s line %d: more measurements than the tool takes "
                                 "(%d in all)\n", path, lineno, (int)MAXPT);
             else
@@ -873,36 +905,37 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
             fclose(f);
             return -1;
         }
-        bool fitted = false;   /* (the v-variants' rows: unequal shares, which the fit's
-                                  formulas, priced for equal blocks, do not describe) */
+        bool fitted = false;   /* (the v-variants' rows: dpcoll_bench's unequal shares;
+                                  the fit is of the block collectives) */
         for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
             fitted |= (int)colls[ci] == coll;
-        if (!fitted) {
+        if (!fitted && !(is_vcoll(coll) && p <= TUNE_MAX_V_RANKS)) {
             skipped_v++;
             continue;
         }
-        pt[n].al = al;
-        pt[n].run = run;
+        point_t *x = fitted ? &pt[n] : &vpt[*nv];
+        x->al = al;
+        x->run = run;
         /* (blocking where the file does not say: this tool's own and older
          * dpcoll_bench files measured blocking calls) */
-        pt[n].calls = DPC_CALLS_BLOCKING;
+        x->calls = DPC_CALLS_BLOCKING;
         if (col[CALLS] >= 0) {
             const char *k = field[col[CALLS]];
-            pt[n].calls = !strcmp(k, "blocking") ? DPC_CALLS_BLOCKING
+            x->calls = !strcmp(k, "blocking") ? DPC_CALLS_BLOCKING
                           : !strcmp(k, "nonblocking") || !strcmp(k, "persistent")
                               ? DPC_CALLS_NONBLOCKING
                               : 0;
-            if (!pt[n].calls) {
+            if (!x->calls) {
                 fprintf(stderr, "dpcoll_tune: %s line %d: calls must be blocking, nonblocking or "
                         "persistent, not '%s'\n", path, lineno, k);
                 fclose(f);
                 return -1;
             }
         }
-        pt[n].buffers = BUF_UNSAID;   /* (files before session 44) */
+        x->buffers = BUF_UNSAID;   /* (files before session 44) */
         if (col[BUFFERS] >= 0) {
             const char *k = field[col[BUFFERS]];
-            pt[n].buffers = !strcmp(k, "touched") ? BUF_TOUCHED
+            x->buffers = !strcmp(k, "touched") ? BUF_TOUCHED
                             : !strcmp(k, "as_left") ? BUF_AS_LEFT : BUF_UNSAID;
             if (strcmp(k, "touched") && strcmp(k, "as_left") && strcmp(k, "unsaid")) {
                 fprintf(stderr, "dpcoll_tune: %s line %d: buffers must be touched, as_left or "
@@ -911,22 +944,25 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
                 return -1;
             }
         }
-        pt[n].bytes = strtoull(field[col[BYTES]], NULL, 10);
-        pt[n].t = strtod(field[tcol], NULL) * tunit;
-        if (pt[n].bytes == 0 || !(pt[n].t > 0) || !isfinite(pt[n].t)) {
+        x->bytes = strtoull(field[col[BYTES]], NULL, 10);
+        x->t = strtod(field[tcol], NULL) * tunit;
+        if (x->bytes == 0 || !(x->t > 0) || !isfinite(x->t)) {
             fprintf(stderr, "dpcoll_tune: %s line %d: bytes and seconds must be positive\n", path,
                     lineno);
             fclose(f);
             return -1;
         }
-        coefficients(&pt[n], (dpc_coll_t)coll, p);
+        coefficients(x, (dpc_coll_t)coll, p);
         bool differs = false;
         for (int j = 0; j < NCONST; j++) {   /* (a constant the file lacks: newer) */
             double was = kcol[j] >= 0 ? strtod(field[kcol[j]], NULL) : 0;
-            differs |= fabs(was - pt[n].k[j]) > 1e-6 * (fabs(was) + 1);
+            differs |= fabs(was - x->k[j]) > 1e-6 * (fabs(was) + 1);
         }
-        changed += differs;
-        n++;
+        changed += differs && fitted;
+        if (fitted)
+            n++;
+        else
+            (*nv)++, kept_v++;
     }
     fclose(f);
     bool any_k = false;
@@ -935,9 +971,13 @@ static int read_points(const char *path, int run, int ranks, point_t *pt, int ro
     printf("read %d measurements on %d ranks from %s", n, p, path);
     if (skipped)
         printf(" (%d row%s of the model's choice left out)", skipped, skipped == 1 ? "" : "s");
+    if (kept_v)
+        printf(" (%d row%s of reduce_scatter and allgatherv kept out of the fit, which takes the "
+               "five collectives of equal blocks: for their measured choices)", kept_v,
+               kept_v == 1 ? "" : "s");
     if (skipped_v)
-        printf(" (%d row%s of the v-variants left out: the fit takes the five collectives of "
-               "equal blocks)", skipped_v, skipped_v == 1 ? "" : "s");
+        printf(" (%d row%s of alltoallv left out: its counts are each rank's own, which the "
+               "model does not price)", skipped_v, skipped_v == 1 ? "" : "s");
     if (any_k)   /* (a file this tool wrote: its coefficients say how the model priced them) */
         printf("; the model prices %d of them otherwise than when they were written", changed);
     printf("\n");
@@ -1011,17 +1051,18 @@ int main(int argc, char **argv)
     PMPI_Bcast(&sb, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     seg_bytes = (size_t)sb;
     size_t maxb = 64u << 20;
-    point_t *pt = calloc(MAXPT, sizeof(point_t));
-    int n;
+    point_t *pt = calloc(MAXPT, sizeof(point_t)), *vpt = calloc(MAXPT, sizeof(point_t));
+    int n, nv = 0;   /* (vpt: the v-variants' rows, rank 0's, for measured choices) */
     if (nrefit) {   /* (several files: their measurements together, one fit) */
         n = 0;
         for (int i = 0; i < nrefit && rank == 0 && n >= 0; i++) {
-            int got = read_points(refit[i], i, ranks, pt + n, MAXPT - n, &p);
+            int got = read_points(refit[i], i, ranks, pt + n, MAXPT - n, &p, vpt, MAXPT, &nv);
             n = got < 0 ? -1 : n + got;
         }
         MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (n < 0) {
             free(pt);
+            free(vpt);
             MPI_Finalize();
             return 1;
         }
@@ -1044,6 +1085,7 @@ int main(int argc, char **argv)
             if (rank == 0)
                 fprintf(stderr, "dpcoll_tune: %s: %s\n", model_path, err);
             free(pt);
+            free(vpt);
             MPI_Finalize();
             return 1;
         }
@@ -1055,9 +1097,10 @@ int main(int argc, char **argv)
         m.push_max = push_max == DPC_PUSH_MAX_ALL ? 0 : push_max ? push_max : 1;
     }
     double *pred = calloc((size_t)n + 1, sizeof(double));   /* the model's time of each */
-    if (rank == 0 && !pred)
+    double *vpred = calloc((size_t)nv + 1, sizeof(double));
+    if (rank == 0 && (!pred || !vpred))
         fprintf(stderr, "dpcoll_tune: out of memory\n");
-    if (rank == 0 && pred) {
+    if (rank == 0 && pred && vpred) {
         int within = 0;
         printf("%-22s %-20s %10s %12s %12s %8s\n", "collective", "algorithm", "bytes", "measured us",
                "model us", "error");
@@ -1089,10 +1132,32 @@ int main(int argc, char **argv)
         report_choices(pt, n, pred, model_path ? &m : NULL,
                        model_path && m.nrules ? "its choices (measured ones included)"
                                               : "its choices");
+        /* the v-variants' rows: priced with their shares by the constants
+         * (fitted or checked) as the shim would, for their choices */
+        int vwithin = 0;
+        for (int i = 0; i < nv; i++) {
+            dpc_coll_args_t a = args_for(vpt[i].al->coll, vpt[i].p, vpt[i].bytes);
+            vpred[i] = dpc_cost_of(vpt[i].al, &a, dpc_cost_regime(&m, &a));
+            vwithin += fabs(vpred[i] - vpt[i].t) <= TOLERANCE * vpt[i].t;
+        }
+        if (nv) {
+            printf("the v-variants (dpcoll_bench's shares, not fitted): %d of %d measurements "
+                   "within 30%% of the model\n", vwithin, nv);
+            report_choices(vpt, nv, vpred, model_path ? &m : NULL,
+                           model_path && m.nrules ? "the v-variants' choices (measured ones "
+                                                    "included)"
+                                                  : "the v-variants' choices");
+        }
         /* (fitted: the choices measured here, unless -C) */
-        if ((!model_path || out_named) && choices && add_choices(pt, n, pred, nrefit ? nrefit : 1, &m))
+        int runs = nrefit ? nrefit : 1, ncl = sizeof(colls) / sizeof(colls[0]);
+        if ((!model_path || out_named) && choices && add_choices(pt, n, pred, runs, &m, colls, ncl))
             report_choices(pt, n, pred, &m, "its choices with the measured ones (on the "
                            "measurements that chose them)");
+        int nvcl = sizeof(vcolls) / sizeof(vcolls[0]);
+        if ((!model_path || out_named) && choices &&
+            add_choices(vpt, nv, vpred, runs, &m, vcolls, nvcl))
+            report_choices(vpt, nv, vpred, &m, "the v-variants' choices with the measured ones "
+                           "(on the measurements that chose them)");
         report_repeatability(pt, n, nrefit);
         if (model_path && !out_named)
             points_path = out_path = NULL;   /* (checked, not fitted: nothing to write) */
@@ -1122,7 +1187,9 @@ int main(int argc, char **argv)
             printf("could not write %s\n", out_path);
     }
     free(pred);
+    free(vpred);
     free(pt);
+    free(vpt);
     MPI_Finalize();
     return 0;
 }

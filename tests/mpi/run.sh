@@ -606,12 +606,39 @@ tune_says "... and one run alone says nothing of runs against each other" \
     "^5 of 5 measurements" -r "$dir/points.csv" -m "$dir/known.tune"
 out=$(mpi 1 "$tool" -r "$dir/points.csv" -m "$dir/known.tune" 2>&1)
 check "... (no such line)" sh -c '! echo "$1" | grep -q "runs against each other"' _ "$out"
-# a dpcoll_bench CSV with v-variant rows: left out of the fit (unequal
-# shares, which the formulas priced for equal blocks do not describe)
-{ cat "$dir/bench.csv"; echo "allgatherv,2,262144,65536,float,ring,30.5,0"; } > "$dir/benchv.csv"
-tune_says "dpcoll_tune -r: a dpcoll_bench CSV's v-variant rows left out" \
-    "benchv.csv (1 row of the model.s choice left out) (1 row of the v-variants left out" \
+# a dpcoll_bench CSV with v-variant rows: kept out of the fit (the
+# constants are the block collectives'), reduce_scatter's and allgatherv's
+# kept for their measured choices, alltoallv's left out (each rank's
+# counts are its own: the model does not price them)
+{ cat "$dir/bench.csv"; echo "allgatherv,2,262144,65536,float,ring,30.5,0"
+  echo "alltoallv,2,262144,65536,float,direct,30.5,0"; } > "$dir/benchv.csv"
+tune_says "dpcoll_tune -r: a dpcoll_bench CSV's v-variant rows kept out of the fit" \
+    "benchv.csv (1 row of the model.s choice left out) (1 row of reduce_scatter and allgatherv kept out of the fit.* (1 row of alltoallv left out" \
     -r "$dir/benchv.csv" -m "$dir/known.tune"
+# measured choices for the v-variants: at 2 ranks in dpcoll_bench's shares
+# (a third and two thirds) these constants pick the direct allgatherv
+# (each rank reads n - b and copies b either way, and the ring pays a
+# rendezvous per segment of 256 KiB: 5 us each, the direct 4 us in all);
+# the ring measured twice as fast at every size: a choice over the sizes
+# measured, and the file's choices are then the fastest on them
+{ echo "collective,ranks,algorithm,bytes,seconds"
+  for n in 262144 524288 1048576 2097152 4194304; do
+      d=$(awk -v n=$n 'BEGIN { printf "%.9e", 4.5e-6 + n * 1e-10 }')
+      echo "allgatherv,2,direct,$n,$d"
+      echo "allgatherv,2,ring,$n,$(awk -v d=$d 'BEGIN { printf "%.9e", d / 2 }')"
+  done; } > "$dir/v.csv"
+out=$(mpi 1 "$tool" -r "$dir/v.csv" -r "$dir/v.csv" -m "$dir/known.tune" "$dir/vchosen.tune" 2>&1)
+check "dpcoll_tune -r -m FILE: an allgatherv choice where the ring ran 2x faster than the model's pick" \
+    sh -c 'test "$(grep "^choose" "$1/vchosen.tune")" = "choose = allgatherv 2 262144 4194304 ring blocking"' _ "$dir"
+tune_says "... and its file's choices are the fastest on them (1.000x)" \
+    "^the v-variants. choices (measured ones included), on 10 calls measured with two algorithms or more: 1.000x the fastest.s time" \
+    -r "$dir/v.csv" -r "$dir/v.csv" -m "$dir/vchosen.tune"
+# and MPI_Allgatherv takes such a choice (DPCOLL_EXPLAIN says whose)
+printf 'alpha = 1e-6\nbeta = 1e-10\nchoose = allgatherv 2 0 1099511627776 bruck blocking\n' > "$dir/vrule.tune"
+out=$(DPCOLL_TUNE_FILE="$dir/vrule.tune" DPCOLL_EXPLAIN=1 mpi 2 "$bench" -c allgatherv -a auto -b 4096 -e 4096 -n 3 2>&1); rc=$?
+check "... and MPI_Allgatherv runs a tune file's allgatherv choice (bruck), results right" \
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "MPI_Allgatherv: allgatherv, 2 ranks, .*: bruck (the tune file.s measured choice)" &&
+           echo "$1" | grep -Eq "auto:bruck +[0-9.]+ +[0-9.-]+ +[0-9.]+ +[0-9.]+ +0 "' _ "$out" $rc
 echo "collective,algorithm,bytes,seconds" > "$dir/noranks.csv"
 out=$(mpi 1 "$tool" -r "$dir/noranks.csv" 2>&1); rc=$?
 check "dpcoll_tune -r refuses a file that does not say on how many ranks it was measured" \
