@@ -70,8 +70,11 @@ static size_t share(size_t total, int q)
 }
 /* the row's counts and displacements (this rank's, for its calls):
  * vcount/vdispl the shares (reduce_scatter's recvcounts, allgatherv's
- * counts), scount/sdispl and rcount/rdispl the all-to-all's */
+ * counts), scount/sdispl and rcount/rdispl the all-to-all's; a2a_from[q]:
+ * where rank q keeps its block for this rank in its all-to-all input (the
+ * checks read these per element: once per row, not per element) */
 static int *vcount, *vdispl, *scount, *sdispl, *rcount, *rdispl;
+static size_t *a2a_from;
 /* where rank q keeps its block for rank r in its all-to-all input */
 static size_t a2a_send_displ(size_t total, int q, int r)
 {
@@ -88,6 +91,7 @@ static void v_shape(size_t total)
         scount[q] = rcount[q] = (int)share(total, (rank + q) % size);
         sdispl[q] = q ? sdispl[q - 1] + scount[q - 1] : 0;
         rdispl[q] = q ? rdispl[q - 1] + rcount[q - 1] : 0;
+        a2a_from[q] = a2a_send_displ(total, q, rank);
     }
 }
 /* the reductions' op: MPI_SUM, or with -u a program's own float sum made
@@ -379,11 +383,11 @@ static float expected(int c, size_t count, size_t k, size_t j, unsigned gen)
     case C_ALLGATHERV:   /* (element j is in rank q's share: call k's input of q) */
         while (q + 1 < size && j >= (size_t)vdispl[q + 1])
             q++;
-        return input_value(q, k * share(count, q) + j - (size_t)vdispl[q], gen);
+        return input_value(q, k * (size_t)vcount[q] + j - (size_t)vdispl[q], gen);
     default:             /* (element j came from rank q, out of its block for us) */
         while (q + 1 < size && j >= (size_t)rdispl[q + 1])
             q++;
-        return input_value(q, base + a2a_send_displ(count, q, rank) + j - (size_t)rdispl[q], gen);
+        return input_value(q, base + a2a_from[q] + j - (size_t)rdispl[q], gen);
     }
 }
 
@@ -626,21 +630,37 @@ static int sides_of(int c, const char *list, int all_algos, const char **algo)
     return n;
 }
 
-/* -a LIST: every name in it is "auto" or an algorithm of a collective
- * timed (else 0, and the name it does not know in *bad) */
-static int list_known(const char *list, const int *use, char *bad, size_t badlen)
+/* -a's names: "auto" or an algorithm of a collective timed (use) */
+static int algo_known(const char *p, size_t n, const int *use)
+{
+    int ok = n == 4 && !strncmp(p, "auto", 4);
+    for (int c = 0; c < NC && !ok; c++)
+        for (int ai = 0; use[c] && !ok; ai++) {
+            const char *name = dpcoll_algorithm_name(cname[c], ai);
+            if (!name)
+                break;
+            ok = strlen(name) == n && !strncmp(p, name, n);
+        }
+    return ok;
+}
+/* -c's names: a collective this tool times */
+static int coll_known(const char *p, size_t n, const int *use)
+{
+    (void)use;
+    int ok = 0;
+    for (int c = 0; c < NC; c++)
+        ok |= strlen(cname[c]) == n && !strncmp(p, cname[c], n);
+    return ok;
+}
+
+/* Every name of a comma-separated list known (else 0, and the first name
+ * it does not know in *bad) */
+static int list_known(const char *list, int (*known)(const char *, size_t, const int *),
+                      const int *use, char *bad, size_t badlen)
 {
     for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
         size_t n = strcspn(p, ",");
-        int ok = n == 4 && !strncmp(p, "auto", 4);
-        for (int c = 0; c < NC && !ok; c++)
-            for (int ai = 0; use[c] && !ok; ai++) {
-                const char *name = dpcoll_algorithm_name(cname[c], ai);
-                if (!name)
-                    break;
-                ok = strlen(name) == n && !strncmp(p, name, n);
-            }
-        if (!ok) {
+        if (!known(p, n, use)) {
             snprintf(bad, badlen, "%.*s", (int)n, p);
             return 0;
         }
@@ -704,21 +724,15 @@ int main(int argc, char **argv)
     if (inflight && !max_given)
         maxb = 1u << 20;
     char bad[64];
-    for (const char *q = coll_list; q; q = strchr(q, ',') ? strchr(q, ',') + 1 : NULL) {
-        size_t n = strcspn(q, ",");
-        int known = 0;
-        for (int c = 0; c < NC; c++)
-            known |= strlen(cname[c]) == n && !strncmp(q, cname[c], n);
-        if (!known) {
-            if (rank == 0)
-                fprintf(stderr, "dpcoll_bench: -c: '%.*s' is not a collective it times (allreduce, "
-                        "reduce_scatter_block, allgather, bcast, alltoall, reduce_scatter, "
-                        "allgatherv, alltoallv)\n", (int)n, q);
-            MPI_Finalize();
-            return 2;
-        }
+    if (coll_list && !list_known(coll_list, coll_known, use, bad, sizeof(bad))) {
+        if (rank == 0)
+            fprintf(stderr, "dpcoll_bench: -c: '%s' is not a collective it times (allreduce, "
+                    "reduce_scatter_block, allgather, bcast, alltoall, reduce_scatter, "
+                    "allgatherv, alltoallv)\n", bad);
+        MPI_Finalize();
+        return 2;
     }
-    if (algo_list && !list_known(algo_list, use, bad, sizeof(bad))) {
+    if (algo_list && !list_known(algo_list, algo_known, use, bad, sizeof(bad))) {
         if (rank == 0)
             fprintf(stderr, "dpcoll_bench: -a: '%s' is not 'all', 'auto' or an algorithm of the "
                             "collectives timed (dpcoll_info lists them)\n", bad);
@@ -735,7 +749,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "dpcoll_bench: libdpcoll is not active (DPCOLL_DISABLE?): both sides are MPI's\n");
     bufs_t b = {0};
     int *v_all = malloc(sizeof(int) * 6 * (size_t)size);
-    if (!v_all) {
+    a2a_from = malloc(sizeof(size_t) * (size_t)size);
+    if (!v_all || !a2a_from) {
         fprintf(stderr, "dpcoll_bench: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -917,6 +932,7 @@ int main(int argc, char **argv)
     }
     free(preq_all);
     free(v_all);
+    free(a2a_from);
     if (user_op)
         MPI_Op_free(&red_op);
     MPI_Finalize();

@@ -538,6 +538,20 @@ static size_t call_bytes(dpc_coll_t coll, int p, size_t bytes)
     return dpc_coll_bytes(&a);
 }
 
+/* The median of t over the runs of buffers kind b that timed both
+ * algorithms (tb and tp > 0), in *med, using scratch; false where none did. */
+static bool kind_median(const double *t, const double *tb, const double *tp, const int *kind,
+                        int runs, int b, double *scratch, double *med)
+{
+    int k = 0;
+    for (int r = 0; r < runs; r++)
+        if (tb[r] > 0 && tp[r] > 0 && kind[r] == b)
+            scratch[k++] = t[r];
+    if (k)
+        *med = dpc_autotune_median(scratch, k);
+    return k > 0;
+}
+
 /* The winner of one call (coll, p, bytes) over the runs, or NULL where the
  * constants' pick (least pred) stands; *gain: the pick's median time over
  * the winner's. */
@@ -614,18 +628,10 @@ static const dpc_algo_t *measured_winner(const point_t *pt, int n, const double 
         wins += tb[r] < tp[r];
     }
     for (int b = BUF_UNSAID; b <= BUF_TOUCHED; b++) {
-        int k = 0;   /* (this kind's runs: the best's times, then the pick's) */
-        for (int r = 0; r < runs; r++)
-            if (tb[r] > 0 && tp[r] > 0 && kind[r] == b)
-                tk[k++] = tb[r];
-        if (k == 0)
+        double mb, mp;   /* (this kind's runs: the best's median, the pick's) */
+        if (!kind_median(tb, tb, tp, kind, runs, b, tk, &mb))
             continue;
-        double mb = dpc_autotune_median(tk, k);
-        k = 0;
-        for (int r = 0; r < runs; r++)
-            if (tb[r] > 0 && tp[r] > 0 && kind[r] == b)
-                tk[k++] = tp[r];
-        double mp = dpc_autotune_median(tk, k);
+        kind_median(tp, tb, tp, kind, runs, b, tk, &mp);
         clear_lead |= mb < (1 - CHOICE_MARGIN) * mp;
         slower_somehow |= mb > mp;
     }
