@@ -13,8 +13,8 @@
  *   30-60% above the model). Latency-optimal for any p, not only powers
  *   of two. With unequal blocks every rank still receives all blocks but
  *   its own and copies its own and the whole, 2n in all; each step's
- *   message is priced by its largest (a run of blocks in ring order,
- *   shares.h).
+ *   message (a run of blocks in ring order) is priced by as many of the
+ *   largest blocks (shares.h).
  * Bytes sent by rank r: sum over steps d = 2^k < p of the bytes of blocks
  *   r, r+1, .., r+min(d, p-d)-1 (mod p).
  */
@@ -68,10 +68,11 @@ done:
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double n = (double)total_bytes(a), bmin = (double)blk_bytes_min(a);
+    shares_t sh = shares_of(a, 0);
+    double n = (double)sh.total, bmin = (double)sh.min;
     double t = (n - bmin) * c->beta + bmin * c->beta + n * c->beta;
     for (int d = 1; d < a->size; d *= 2)   /* runs of 1, 2, 4.. blocks */
-        t += msg_alpha(a, c, (double)ring_window_bytes_max(a, d < a->size - d ? d : a->size - d));
+        t += msg_alpha(a, c, bruck_step_bytes(d < a->size - d ? d : a->size - d, (double)sh.max, n));
     return t;
 }
 

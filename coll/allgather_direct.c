@@ -87,7 +87,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     /* the rank with the smallest block reads the most (shares.h) */
-    double p = a->size, n = (double)dpc_coll_bytes(a), bmin = (double)blk_bytes_min(a);
+    shares_t sh = shares_of(a, 0);
+    double p = a->size, n = (double)sh.total, bmin = (double)sh.min;
     double moved = (n - bmin) * c->beta * (direct_pushes(a) ? DPC_PUSH_BETA_SCALE : 1);
     return (p - 1) * (2 * c->alpha + c->alpha_get) + moved + own_copy_cost(a, bmin, c);
 }

@@ -108,12 +108,13 @@ done:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     fold_t f = fold_make(a->size, 0);
-    double n = (double)total_bytes(a);
-    double t = own_copy_cost(a, (double)blk_bytes_max(a), c);
-    for (int g = 1; g < f.pp; g *= 2) {     /* doubling: holdings of 1, 2, 4.. new ranks */
-        double G = (double)fold_group_bytes_max(a, &f, g);
-        t += msg_alpha(a, c, G) + G * c->beta;
-    }
+    shares_t sh = shares_of(a, 0);
+    double n = (double)sh.total;
+    double t = own_copy_cost(a, (double)sh.max, c);
+    size_t G[32];
+    fold_group_bytes_max(a, &f, G);
+    for (int k = 0; k < f.steps; k++)       /* doubling: holdings of 1, 2, 4.. new ranks */
+        t += msg_alpha(a, c, (double)G[k]) + (double)G[k] * c->beta;
     if (f.rem) {
         double F = (double)fold_out_bytes_max(a, &f);
         t += msg_alpha(a, c, F) + msg_alpha(a, c, n) + F * c->beta + n * c->beta;

@@ -42,9 +42,10 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double n = (double)total_bytes(a), bmin = (double)blk_bytes_min(a);
-    size_t seg = dpc_seg_bytes(a), bmax = blk_bytes_max(a);
-    return ring_busiest_segs(a, seg) * msg_alpha(a, c, (double)bmax / seg_count(bmax, seg)) +
+    size_t seg = dpc_seg_bytes(a);
+    shares_t sh = shares_of(a, seg);
+    double n = (double)sh.total, bmin = (double)sh.min;
+    return sh.busiest_segs * msg_alpha(a, c, (double)sh.max / seg_count(sh.max, seg)) +
            (n - bmin) * c->beta + own_copy_cost(a, bmin, c);
 }
 

@@ -69,7 +69,7 @@ out:
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double p = a->size;
-    size_t b = blk_bytes_max(a);
+    size_t b = shares_of(a, 0).max;
     double S = seg_count(b, dpc_seg_bytes(a));
     return (p - 1) * (2 * c->alpha + S * c->alpha_get) + (p - 1) * (double)b * (c->beta + c->gamma);
 }

@@ -108,7 +108,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
  * receives and reduces (p-1) b (shares.h; equal blocks (p-1)/p n). */
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    double p = a->size, b = (double)blk_bytes_max(a);
+    double p = a->size, b = (double)shares_of(a, 0).max;
     return (p - 1) * msg_alpha(a, c, b) + (p - 1) * b * (c->beta + c->gamma + c->beta_reread);
 }
 

@@ -54,9 +54,10 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    dpc_coll_args_t w = as_allreduce(a, total_bytes(a) / elsize(a));
+    shares_t sh = shares_of(a, 0);
+    dpc_coll_args_t w = as_allreduce(a, sh.total / elsize(a));
     return dpc_algo_allreduce_recursive_doubling.cost(&w, c) +
-           (double)blk_bytes_max(a) * c->beta;   /* the largest own block's copy */
+           (double)sh.max * c->beta;   /* the largest own block's copy */
 }
 
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)

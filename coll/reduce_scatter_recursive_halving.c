@@ -128,10 +128,10 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     fold_t f = fold_make(a->size, 0);
     double n = (double)total_bytes(a), per_byte = c->beta + c->gamma + c->beta_reread;
     double t = 0;
-    for (int g = f.pp / 2; g >= 1; g /= 2) {   /* halves: of p'/2 new ranks, p'/4.. */
-        double G = (double)fold_group_bytes_max(a, &f, g);
-        t += msg_alpha(a, c, G) + G * per_byte;
-    }
+    size_t G[32];
+    fold_group_bytes_max(a, &f, G);
+    for (int k = f.steps - 1; k >= 0; k--)   /* halves: of p'/2 new ranks, p'/4.. */
+        t += msg_alpha(a, c, (double)G[k]) + (double)G[k] * per_byte;
     if (f.rem) {
         double F = (double)fold_out_bytes_max(a, &f);
         t += msg_alpha(a, c, n) + msg_alpha(a, c, F) + n * per_byte + F * c->beta;
