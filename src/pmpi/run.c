@@ -152,6 +152,14 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
                         a->nonblocking};   /* (a measured choice may differ by kind) */
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
         sig = (sig ^ parts[i]) * 0x100000001B3ull;
+    /* a v-call's counts, which its prices depend on (the smallest and the
+     * largest are what it prints) */
+    size_t vmin = SIZE_MAX, vmax = 0;
+    for (int i = 0; a->counts && i < a->size; i++) {
+        sig = (sig ^ a->counts[i]) * 0x100000001B3ull;
+        vmin = a->counts[i] < vmin ? a->counts[i] : vmin;
+        vmax = a->counts[i] > vmax ? a->counts[i] : vmax;
+    }
     if (a->rank != 0 || !first_time(sig))
         return;
     char line[1024];
@@ -168,9 +176,14 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
                  a->op == DPC_OP_USER_ORDERED ? " (not commutative: rank order)" : "");
     else
         snprintf(what, sizeof(what), "%s", dpc_dtype_name(a->dtype));
-    size_t off = (size_t)snprintf(line, sizeof(line), "%s: %s, %d ranks, %zu x %s: %s%s;", call,
-                                  dpc_coll_name(a->coll), a->size, a->count, what,
-                                  chosen->name, why);
+    char n[64];   /* (a v-call: all its blocks, and how unequal) */
+    if (a->counts)
+        snprintf(n, sizeof(n), "%zu (blocks of %zu-%zu)", dpc_coll_bytes(a) / dpc_dtype_size(a->dtype),
+                 vmin, vmax);
+    else
+        snprintf(n, sizeof(n), "%zu", a->count);
+    size_t off = (size_t)snprintf(line, sizeof(line), "%s: %s, %d ranks, %s x %s: %s%s;", call,
+                                  dpc_coll_name(a->coll), a->size, n, what, chosen->name, why);
     for (const dpc_algo_t *const *al = dpc_algos(); *al && off < sizeof(line); al++)
         if (dpc_algo_applies(*al, a))
             off += (size_t)snprintf(line + off, sizeof(line) - off, " %s %.3g us%s", (*al)->name,
