@@ -3,11 +3,13 @@
  * (one-sided), one transfer per peer and block (direct.h), either way:
  *  - pull: every rank exposes its own block and reads every peer's block
  *    straight into its output;
- *  - push (equal blocks, and calls whose whole output is from
- *    a->push_min up to a->push_max bytes: direct_pushes): every rank
- *    exposes its output and writes its own block into every peer's (with
- *    displacements a rank cannot know where a peer keeps its block: each
- *    rank's displs are its own).
+ *  - push (calls whose whole output is from a->push_min up to
+ *    a->push_max bytes: direct_pushes): every rank exposes its output and
+ *    writes its own block into every peer's. With displacements (each
+ *    rank's are its own) a rank exposes the span of its output that the
+ *    blocks cover, and the message with its descriptor carries where in it
+ *    each rank's block goes (as alltoallv_direct.c's carries where its
+ *    send blocks start); the writer takes the offset from there.
  * Every rank takes the same way (the output's size and push_max are the
  * same on all).
  *
@@ -28,8 +30,8 @@
  * Cost (n = total bytes gathered, b the smallest block): (p-1) (2 alpha +
  * alpha_get) + (n - b) beta + b beta (the own block's copy, not in place):
  * two messages and a read (or write) per peer, either way, and the rank
- * with the smallest block reads the most (shares.h; equal blocks: (p-1)/p n
- * + n/p); pushing (equal blocks only), the bytes written to peers at
+ * with the smallest block reads (or is written) the most (shares.h; equal
+ * blocks: (p-1)/p n + n/p); pushing, the bytes written to peers at
  * DPC_PUSH_BETA_SCALE of beta (below).
  * Messages per rank: (p-1) descriptors and (p-1) "done".
  */
@@ -49,21 +51,43 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     const char *mine = a->in_place ? out + off[r] : (const char *)a->sbuf;
     if (!a->in_place && len[r])
         dpc_sched_copy(s, out + off[r], mine, len[r], DPC_NO_DEPS);
-    /* equal blocks only: with displacements, where a peer keeps our block
-     * is its own business (each rank's displs are its own) */
-    size_t total = (size_t)p * len[r];
-    bool push = direct_pushes(a);
+    bool push = direct_pushes(a), v = a->counts || a->displs;
+    /* pushing, peers write into our output, each at its own block: the
+     * whole of it (equal blocks), or the span the blocks cover, with where
+     * each block goes in the message (v: displacements are each rank's own) */
+    size_t lo = 0, hi = (size_t)p * len[r];
+    uint64_t *where = NULL;
+    if (push && v) {
+        lo = SIZE_MAX, hi = 0;
+        for (int q = 0; q < p; q++)
+            if (len[q]) {
+                lo = off[q] < lo ? off[q] : lo;
+                hi = off[q] + len[q] > hi ? off[q] + len[q] : hi;
+            }
+        if (!(where = malloc(sizeof(uint64_t) * (size_t)p)))
+            dpc_sched_set_error(s, DPC_ERR_NOMEM);
+        for (int q = 0; where && q < p; q++)
+            where[q] = len[q] ? (uint64_t)(off[q] - lo) : 0;
+    }
     direct_t d;
-    /* pushing, peers write into our whole output (each at its own block) */
-    void *bufs[1] = {push ? (void *)out : (void *)mine};
-    size_t exposed = push ? total : len[r];
+    void *bufs[1] = {push ? (void *)(out + lo) : (void *)mine};
+    size_t exposed = push ? hi - lo : len[r];
+    direct_more_t more = {.extra = where, .extra_bytes = where ? sizeof(uint64_t) * (size_t)p : 0,
+                          .ready = DPC_STEP_NONE};
     dpc_step_id_t *moves = NULL;
     int nm = 0;
-    if (p > 1 && direct_exchange(&d, s, p, r, bufs, &exposed, 1) == DPC_OK &&
+    if (p > 1 && (!push || !v || where) &&
+        direct_exchange_some(&d, s, p, r, bufs, &exposed, 1, where ? &more : NULL) == DPC_OK &&
         (moves = malloc(sizeof(dpc_step_id_t) * (size_t)p))) {
         for (int i = 1; i < p; i++) {
             int q = (r + i) % p;
-            if (push && len[r])
+            /* (v: where q keeps our block, in q's message, known once it is here) */
+            const char *at = where ? (const char *)direct_extra(&d, q) + sizeof(uint64_t) * (size_t)r
+                                   : NULL;
+            if (push && len[r] && at)
+                moves[nm++] = dpc_sched_put_at(s, q, direct_desc(&d, q, 0), at, 0, mine, len[r],
+                                               DPC_AFTER(d.have[q]));
+            else if (push && len[r])
                 moves[nm++] = dpc_sched_put(s, q, direct_desc(&d, q, 0), off[r], mine, len[r],
                                             DPC_AFTER(d.have[q]));
             else if (!push && len[q])
@@ -76,8 +100,9 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     } else if (p > 1) {
         dpc_sched_set_error(s, DPC_ERR_NOMEM);
     }
-    if (p > 1)
+    if (p > 1 && (!push || !v || where))
         direct_free(&d);
+    free(where);
     free(moves);
     free(off);
     free(len);

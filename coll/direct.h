@@ -86,17 +86,17 @@ dpc_step_id_t direct_reduce_block(direct_t *d, int reg, size_t off, const char *
  * for all of them to say the same (the peers taking part). */
 dpc_step_id_t direct_finish(direct_t *d, dpc_step_id_t reads_done);
 
-/* Whether a one-sided call of equal blocks writes each rank's blocks into
- * its peers' outputs (push) instead of having the peers read them (pull):
- * calls whose whole output (dpc_coll_bytes) is from a->push_min to
- * a->push_max bytes. Every rank takes the same way (the sizes and the
- * settings are the same on all). Pushing needs to know where a peer keeps
- * the block, which equal blocks say and displacements do not (each rank's
- * displs are its own). */
+/* Whether a one-sided call writes each rank's blocks into its peers'
+ * outputs (push) instead of having the peers read them (pull): calls whose
+ * whole output (dpc_coll_bytes) is from a->push_min to a->push_max bytes.
+ * Every rank takes the same way (the sizes and the settings are the same
+ * on all). Pushing needs to know where a peer keeps the block: equal
+ * blocks say; with displacements (each rank's are its own) the peer's
+ * message with its descriptor says (allgather_direct.c). */
 static inline bool direct_pushes(const dpc_coll_args_t *a)
 {
     size_t total = dpc_coll_bytes(a);
-    return !a->counts && !a->displs && total >= a->push_min && total <= a->push_max;
+    return total >= a->push_min && total <= a->push_max;
 }
 
 /* What a byte pushed costs against beta. A pushed block is read from the

@@ -391,6 +391,16 @@ dpc_step_id_t dpc_sched_put(dpc_sched_t *s, int peer, const void *desc, size_t o
     return id;
 }
 
+dpc_step_id_t dpc_sched_put_at(dpc_sched_t *s, int peer, const void *desc, const void *offset_at,
+                               size_t offset, const void *src, size_t bytes,
+                               const dpc_step_id_t *deps, int ndeps)
+{
+    dpc_step_id_t id = dpc_sched_put(s, peer, desc, offset, src, bytes, deps, ndeps);
+    if (id != DPC_STEP_NONE)
+        s->steps[id].b = offset_at;
+    return id;
+}
+
 dpc_step_id_t dpc_sched_device_copy(dpc_sched_t *s, void *dst, const void *src, size_t bytes,
                                     int queue, const dpc_step_id_t *deps, int ndeps)
 {
@@ -685,7 +695,7 @@ static bool issue_step(dpc_sched_t *s, int id)
     case STEP_PUT: {
         void *remote = NULL;
         size_t off = st->off;
-        if (st->kind == STEP_GET && st->b) {   /* (dpc_sched_get_at) */
+        if (st->b) {   /* (dpc_sched_get_at, dpc_sched_put_at) */
             uint64_t at;
             memcpy(&at, st->b, sizeof(at));
             off = at > SIZE_MAX - off ? SIZE_MAX : off + (size_t)at;   /* (the transport refuses it) */
@@ -695,7 +705,7 @@ static bool issue_step(dpc_sched_t *s, int id)
             rc = tp->ops->iget(tp, st->peer, remote, off, st->dst, st->count, s->prm.mem,
                                xfer_done, st, &st->xfer);
         else if (rc == DPC_OK)
-            rc = tp->ops->iput(tp, st->peer, remote, st->off, st->dst, st->count, s->prm.mem,
+            rc = tp->ops->iput(tp, st->peer, remote, off, st->dst, st->count, s->prm.mem,
                                xfer_done, st, &st->xfer);
         if (rc == DPC_OK) {
             st->state = ST_ISSUED;

@@ -232,6 +232,10 @@ dpc_step_id_t dpc_sched_get(dpc_sched_t *s, int peer, const void *desc, size_t o
 dpc_step_id_t dpc_sched_get_at(dpc_sched_t *s, int peer, const void *desc, const void *offset_at,
                                size_t offset, void *dst, size_t bytes,
                                const dpc_step_id_t *deps, int ndeps);
+/* A PUT whose offset is known only when it runs, as dpc_sched_get_at's. */
+dpc_step_id_t dpc_sched_put_at(dpc_sched_t *s, int peer, const void *desc, const void *offset_at,
+                               size_t offset, const void *src, size_t bytes,
+                               const dpc_step_id_t *deps, int ndeps);
 
 /* An asynchronous copy through params.dev_ops, towards the host
  * (DPC_TO_HOST) or the device (DPC_TO_DEVICE). */
