@@ -773,7 +773,8 @@ int main(int argc, char **argv)
     if (rank == 0 && !quiet && any_v)
         printf("# reduce_scatter, allgatherv, alltoallv: unequal shares, rank q's (q+1)/%d of the "
                "vector (size: the whole vector; count: its elements); the model's column priced "
-               "for equal ones, so - there\n", size * (size + 1) / 2);
+               "by these shares (dpcoll_predictv; alltoallv's counts are each rank's own: -)\n",
+               size * (size + 1) / 2);
     if (rank == 0 && !quiet && persistent)
         printf("# persistent (-P -i %d): %d persistent requests on buffers of their own, made "
                "once per row; each time MPI_Startall then MPI_Waitall; times are per call\n",
