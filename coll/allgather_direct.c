@@ -121,7 +121,11 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
     (void)r;
-    return direct_bytes_sent(a, 1);
+    /* pushing with displacements, every descriptor's message also says
+     * where each rank's block goes (a 64-bit offset per rank) */
+    bool where = direct_pushes(a) && (a->counts || a->displs) && direct_sends(a);
+    return direct_bytes_sent(a, 1) +
+           (where ? (uint64_t)(a->size - 1) * sizeof(uint64_t) * (uint64_t)a->size : 0);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
