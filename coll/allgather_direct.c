@@ -39,6 +39,14 @@
 #include "direct.h"
 #include "shares.h"
 
+/* Pushing where displacements place the blocks: each rank's message then
+ * carries where each block goes in its output (what build sends and
+ * bytes_sent counts) */
+static bool pushes_to_offsets(const dpc_coll_args_t *a)
+{
+    return direct_pushes(a) && (a->counts || a->displs);
+}
+
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
     int p = a->size, r = a->rank;
@@ -51,13 +59,13 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     const char *mine = a->in_place ? out + off[r] : (const char *)a->sbuf;
     if (!a->in_place && len[r])
         dpc_sched_copy(s, out + off[r], mine, len[r], DPC_NO_DEPS);
-    bool push = direct_pushes(a), v = a->counts || a->displs;
+    bool push = direct_pushes(a), v = pushes_to_offsets(a);
     /* pushing, peers write into our output, each at its own block: the
      * whole of it (equal blocks), or the span the blocks cover, with where
      * each block goes in the message (v: displacements are each rank's own) */
     size_t lo = 0, hi = (size_t)p * len[r];
     uint64_t *where = NULL;
-    if (push && v) {
+    if (v) {
         lo = SIZE_MAX, hi = 0;
         for (int q = 0; q < p; q++)
             if (len[q]) {
@@ -76,7 +84,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
                           .ready = DPC_STEP_NONE};
     dpc_step_id_t *moves = NULL;
     int nm = 0;
-    if (p > 1 && (!push || !v || where) &&
+    bool ready = p > 1 && (!v || where);   /* (v: the offsets to send) */
+    if (ready &&
         direct_exchange_some(&d, s, p, r, bufs, &exposed, 1, where ? &more : NULL) == DPC_OK &&
         (moves = malloc(sizeof(dpc_step_id_t) * (size_t)p))) {
         for (int i = 1; i < p; i++) {
@@ -100,7 +109,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     } else if (p > 1) {
         dpc_sched_set_error(s, DPC_ERR_NOMEM);
     }
-    if (p > 1 && (!push || !v || where))
+    if (ready)
         direct_free(&d);
     free(where);
     free(moves);
@@ -123,7 +132,7 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
     (void)r;
     /* pushing with displacements, every descriptor's message also says
      * where each rank's block goes (a 64-bit offset per rank) */
-    bool where = direct_pushes(a) && (a->counts || a->displs) && direct_sends(a);
+    bool where = pushes_to_offsets(a) && direct_sends(a);
     return direct_bytes_sent(a, 1) +
            (where ? (uint64_t)(a->size - 1) * sizeof(uint64_t) * (uint64_t)a->size : 0);
 }
