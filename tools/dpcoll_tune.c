@@ -86,15 +86,14 @@ static bool is_vcoll(int coll)
 {
     return coll == DPC_REDUCE_SCATTER || coll == DPC_ALLGATHERV;
 }
-/* (the counts of args_for's last v-variant: each caller is done with its
- * arguments before it asks for others) */
 enum { TUNE_MAX_V_RANKS = 1024 };
-static size_t v_counts[TUNE_MAX_V_RANKS];
+/* the caller's room for a v-variant's counts, which the arguments point to */
+typedef size_t v_counts_t[TUNE_MAX_V_RANKS];
 
 /* arguments as the shim builds them for these calls; a v-variant's as
  * dpcoll_bench made them, bytes the whole vector of floats in its shares
- * (tools/bench_shares.h) */
-static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes)
+ * (tools/bench_shares.h), its counts in v_counts */
+static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes, v_counts_t v_counts)
 {
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
                          .seg_bytes = seg_bytes, .push_min = DPC_PUSH_MIN,
@@ -364,7 +363,8 @@ static int fit_model(const point_t *pt, int n, dpc_cost_model_t *model)
  * set, for one call: its algorithm's own formula at unit constants */
 static void coefficients(point_t *pt, dpc_coll_t coll, int p)
 {
-    dpc_coll_args_t a = args_for(coll, p, pt->bytes);
+    v_counts_t vc;
+    dpc_coll_args_t a = args_for(coll, p, pt->bytes, vc);
     pt->cb = dpc_coll_footprint(&a);
     pt->p = p;
     for (int j = 0; j < NCONST; j++) {
@@ -389,7 +389,8 @@ static const dpc_algo_t *rule_for_point(const point_t *x, const dpc_cost_model_t
 {
     if (!m || m->nrules == 0)
         return NULL;
-    dpc_coll_args_t a = args_for(x->al->coll, x->p, x->bytes);
+    v_counts_t vc;
+    dpc_coll_args_t a = args_for(x->al->coll, x->p, x->bytes, vc);
     a.one_sided = true;
     a.nonblocking = x->calls == DPC_CALLS_NONBLOCKING;
     return dpc_cost_rule_for(&a, m);
@@ -534,7 +535,8 @@ static void report_repeatability(const point_t *pt, int n, int runs)
 /* a call's bytes as the shim counts them (dpc_coll_bytes) */
 static size_t call_bytes(dpc_coll_t coll, int p, size_t bytes)
 {
-    dpc_coll_args_t a = args_for(coll, p, bytes);
+    v_counts_t vc;
+    dpc_coll_args_t a = args_for(coll, p, bytes, vc);
     return dpc_coll_bytes(&a);
 }
 
@@ -746,7 +748,8 @@ static int measure_all(point_t *pt, int p, size_t maxb)
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), (*al)->name);
             /* every power of two (the sizes dpcoll_bench -f 2 checks the model at) */
             for (size_t bytes = 8; bytes <= maxb && n < MAXPT; bytes *= 2) {
-                dpc_coll_args_t a = args_for(colls[ci], p, bytes);
+                v_counts_t vc;
+                dpc_coll_args_t a = args_for(colls[ci], p, bytes, vc);
                 int reps = bytes >= (1u << 20) ? 9 : bytes >= (32u << 10) ? 51 : 201;
                 pt[n].al = *al;
                 pt[n].calls = DPC_CALLS_BLOCKING;
@@ -795,7 +798,8 @@ static size_t measure_push_max(int p, size_t maxb, int rank)
             dpc_coll_t c = way_colls[ci];
             if (c == DPC_ALLTOALL && bytes > DPC_ALLTOALL_PUSH_UP_TO)
                 continue;   /* (it reads beyond, whatever the limit) */
-            dpc_coll_args_t a = args_for(c, p, bytes);
+            v_counts_t vc;
+            dpc_coll_args_t a = args_for(c, p, bytes, vc);
             /* (args_for's arguments are the pricing's; the call's push
              * limit is the one set here) */
             double t[2][ROUNDS];
@@ -1142,7 +1146,8 @@ int main(int argc, char **argv)
          * (fitted or checked) as the shim would, for their choices */
         int vwithin = 0;
         for (int i = 0; i < nv; i++) {
-            dpc_coll_args_t a = args_for(vpt[i].al->coll, vpt[i].p, vpt[i].bytes);
+            v_counts_t vc;
+            dpc_coll_args_t a = args_for(vpt[i].al->coll, vpt[i].p, vpt[i].bytes, vc);
             vpred[i] = dpc_cost_of(vpt[i].al, &a, dpc_cost_regime(&m, &a));
             vwithin += fabs(vpred[i] - vpt[i].t) <= TOLERANCE * vpt[i].t;
         }

@@ -15,6 +15,22 @@ typedef struct dpc_blocks {
     size_t total;
 } dpc_blocks_t;
 
+/* Byte counts and byte displacements of n blocks of contiguous data
+ * (counts NULL: `count` each; displs NULL: consecutive); returns the total.
+ * dpc_blocks_make's contiguous case, and the short way's (dpc_movev_repeat),
+ * which must describe the blocks exactly as the job would. */
+static inline size_t dpc_blocks_contig(size_t *bytes, size_t *bdispls, int n, const int *counts,
+                                       int count, const int *displs, const dpc_dtinfo_t *ti)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        bytes[i] = (size_t)(counts ? counts[i] : count) * (size_t)ti->size;
+        bdispls[i] = (size_t)((displs ? (MPI_Aint)displs[i] : (MPI_Aint)i * count) * ti->extent);
+        total += bytes[i];
+    }
+    return total;
+}
+
 /* Describe n blocks of counts[i] elements of dt at buf + displs[i] extents
  * (displs NULL: consecutive). With fill, a staging buffer is filled from the
  * user's blocks (only_rank >= 0: just that block). */

@@ -195,16 +195,10 @@ int dpc_movev_repeat(MPI_Comm comm, dpc_comm_t *c, const char *call, dpc_coll_t 
     size_t rb[MAXP], rd[MAXP], sb[MAXP], sd[MAXP];
     if (v->size < 1 || v->size > MAXP)
         return DPC_RUN_MISS;
-    /* (what dpc_blocks_make makes of contiguous data: bytes, and byte
-     * displacements from the data's start) */
-    for (int i = 0; i < v->size; i++) {
-        rb[i] = (size_t)v->recvcounts[i] * (size_t)rti->size;
-        rd[i] = (size_t)((MPI_Aint)v->rdispls[i] * rti->extent);
-        if (sends) {
-            sb[i] = (size_t)v->sendcounts[i] * (size_t)sti->size;
-            sd[i] = (size_t)((MPI_Aint)v->sdispls[i] * sti->extent);
-        }
-    }
+    /* (what dpc_blocks_make makes of contiguous data) */
+    dpc_blocks_contig(rb, rd, v->size, v->recvcounts, 0, v->rdispls, rti);
+    if (sends)
+        dpc_blocks_contig(sb, sd, v->size, v->sendcounts, 0, v->sdispls, sti);
     /* (what allgather_prepare and alltoall_prepare make of it) */
     dpc_coll_args_t a = {.coll = coll, .in_place = in_place, .dtype = DPC_BYTE, .count = rb[0],
                          .counts = rb, .displs = rd, .scounts = sends ? sb : NULL,

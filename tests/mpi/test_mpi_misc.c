@@ -1259,6 +1259,34 @@ static const char *expected_algo(const char *coll, int n, const char *best)
     return best;
 }
 
+/* The algorithm of coll whose price is lowest (the first of equal ones, as
+ * the engine picks), its price in *best_t; NULL where none can run. price
+ * is dpcoll_predict's or dpcoll_predictv's, for the call arg describes. */
+typedef double (*price_fn)(const char *coll, const char *algo, const void *arg);
+static const char *lowest_prediction(const char *coll, price_fn price, const void *arg,
+                                     double *best_t)
+{
+    const char *best = NULL;
+    *best_t = 0;
+    for (int i = 0; dpcoll_algorithm_name(coll, i); i++) {
+        const char *al = dpcoll_algorithm_name(coll, i);
+        double t = price(coll, al, arg);
+        if (t >= 0 && (!best || t < *best_t * (1 - 1e-9))) {
+            best = al;
+            *best_t = t;
+        }
+    }
+    return best;
+}
+static double price_of_count(const char *coll, const char *algo, const void *n)
+{
+    return dpcoll_predict(coll, algo, *(const int *)n, MPI_FLOAT, MPI_COMM_WORLD);
+}
+static double price_of_counts(const char *coll, const char *algo, const void *counts)
+{
+    return dpcoll_predictv(coll, algo, counts, MPI_FLOAT, MPI_COMM_WORLD);
+}
+
 /* dpcoll_predictv prices the v-variants with their counts as the engine
  * does: a call with unequal counts runs the algorithm of the lowest
  * prediction and "auto" is that one's time; equal counts cost what
@@ -1289,15 +1317,12 @@ START_TEST(test_predictv)
             else
                 MPI_Allgatherv(in, counts[t_rank], MPI_FLOAT, out, counts, displs, MPI_FLOAT,
                                MPI_COMM_WORLD);
-            const char *ran = dpcoll_last_algorithm(), *best = NULL;
-            double best_t = 0;
+            const char *ran = dpcoll_last_algorithm();
+            double best_t;
+            const char *best = lowest_prediction(colls[ci], price_of_counts, counts, &best_t);
             for (int i = 0; dpcoll_algorithm_name(colls[ci], i); i++) {
                 const char *al = dpcoll_algorithm_name(colls[ci], i);
                 double t = dpcoll_predictv(colls[ci], al, counts, MPI_FLOAT, MPI_COMM_WORLD);
-                if (t >= 0 && (!best || t < best_t * (1 - 1e-9))) {
-                    best = al;
-                    best_t = t;
-                }
                 double te = dpcoll_predictv(colls[ci], al, equal, MPI_FLOAT, MPI_COMM_WORLD);
                 double tb = dpcoll_predict(colls[ci], al, p * m, MPI_FLOAT, MPI_COMM_WORLD);
                 t_cases++;
@@ -1358,16 +1383,9 @@ START_TEST(test_predict)
     for (size_t ci = 0; ci < NCOLL; ci++)
         for (int n = 1, si = 0; n <= MAXN; n *= 4, si++) {
             call_coll(colls[ci], n, in, out);
-            const char *ran = dpcoll_last_algorithm(), *best = NULL;
-            double best_t = 0;
-            for (int i = 0; dpcoll_algorithm_name(colls[ci], i); i++) {
-                const char *al = dpcoll_algorithm_name(colls[ci], i);
-                double t = dpcoll_predict(colls[ci], al, n, MPI_FLOAT, MPI_COMM_WORLD);
-                if (t >= 0 && (!best || t < best_t * (1 - 1e-9))) {
-                    best = al;
-                    best_t = t;
-                }
-            }
+            const char *ran = dpcoll_last_algorithm();
+            double best_t;
+            const char *best = lowest_prediction(colls[ci], price_of_count, &n, &best_t);
             double aut = dpcoll_predict(colls[ci], "auto", n, MPI_FLOAT, MPI_COMM_WORLD);
             const char *want = expected_algo(colls[ci], n, best);
             double want_t = want && want != best
