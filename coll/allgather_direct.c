@@ -57,8 +57,9 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     if (rank_blocks(a, 0, &off, &len))
         return DPC_ERR_NOMEM;
     const char *mine = a->in_place ? out + off[r] : (const char *)a->sbuf;
+    dpc_step_id_t own = DPC_STEP_NONE;   /* (our transfers after it: direct.h) */
     if (!a->in_place && len[r])
-        dpc_sched_copy(s, out + off[r], mine, len[r], DPC_NO_DEPS);
+        own = dpc_sched_copy(s, out + off[r], mine, len[r], DPC_NO_DEPS);
     bool push = direct_pushes(a), v = pushes_to_offsets(a);
     /* pushing, peers write into our output, each at its own block: the
      * whole of it (equal blocks), or the span the blocks cover, with where
@@ -95,13 +96,13 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
                                    : NULL;
             if (push && len[r] && at)
                 moves[nm++] = dpc_sched_put_at(s, q, direct_desc(&d, q, 0), at, 0, mine, len[r],
-                                               DPC_AFTER(d.have[q]));
+                                               DPC_AFTER(d.have[q], own));
             else if (push && len[r])
                 moves[nm++] = dpc_sched_put(s, q, direct_desc(&d, q, 0), off[r], mine, len[r],
-                                            DPC_AFTER(d.have[q]));
+                                            DPC_AFTER(d.have[q], own));
             else if (!push && len[q])
                 moves[nm++] = dpc_sched_get(s, q, direct_desc(&d, q, 0), 0, out + off[q], len[q],
-                                            DPC_AFTER(d.have[q]));
+                                            DPC_AFTER(d.have[q], own));
         }
         /* "done" after our moves: pulling, we no longer read their blocks;
          * pushing, ours are in their outputs */

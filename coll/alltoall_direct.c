@@ -62,17 +62,18 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         return DPC_ERR_NOMEM;
     }
     int nr = 0;
+    dpc_step_id_t own = DPC_STEP_NONE;   /* (our transfers after it: direct.h) */
     if (!a->in_place)
-        moves[nr++] = dpc_sched_copy(s, out + (size_t)r * blk, in + (size_t)r * blk, blk,
-                                     DPC_NO_DEPS);
+        moves[nr++] = own = dpc_sched_copy(s, out + (size_t)r * blk, in + (size_t)r * blk, blk,
+                                           DPC_NO_DEPS);
     for (int i = 1; i < p; i++) {
         int q = (r + i) % p;
         if (push)
             moves[nr++] = dpc_sched_put(s, q, direct_desc(&d, q, 0), (size_t)r * blk,
-                                        in + (size_t)q * blk, blk, DPC_AFTER(d.have[q]));
+                                        in + (size_t)q * blk, blk, DPC_AFTER(d.have[q], own));
         else
             moves[nr++] = dpc_sched_get(s, q, direct_desc(&d, q, 0), (size_t)r * blk,
-                                        dst + (size_t)q * blk, blk, DPC_AFTER(d.have[q]));
+                                        dst + (size_t)q * blk, blk, DPC_AFTER(d.have[q], own));
     }
     /* "done" after our moves: pulling, we no longer read their send
      * buffers; pushing, our blocks are in their outputs */

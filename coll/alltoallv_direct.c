@@ -61,8 +61,9 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     dpc_step_id_t ready;
     if (a2a_send_data(a, s, &src, &lo, &hi, &ready) != DPC_OK)
         return DPC_ERR_NOMEM;
+    dpc_step_id_t own = DPC_STEP_NONE;   /* (our reads after it: direct.h) */
     if (!a->in_place && a2a_send_len(a, r) > 0) {
-        dpc_sched_copy(s, out + blk_displ(a, r) * es, src + a2a_send_off(a, r),
+        own = dpc_sched_copy(s, out + blk_displ(a, r) * es, src + a2a_send_off(a, r),
                        a2a_send_len(a, r), DPC_NO_DEPS);
     }
     /* small blocks: sent, all at once */
@@ -108,7 +109,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
             const char *at = (const char *)direct_extra(&d, q) + sizeof(uint64_t) * (size_t)r;
             reads[nr++] = dpc_sched_get_at(s, q, direct_desc(&d, q, 0), at, 0,
                                            out + blk_displ(a, q) * es, rl,
-                                           DPC_AFTER(d.have[q], ready));
+                                           DPC_AFTER(d.have[q], ready, own));
         }
         direct_finish(&d, dpc_sched_nop(s, reads, nr));
         direct_free(&d);
