@@ -28,7 +28,8 @@ int main(int argc,char**argv){
   for(int i=0;i<reps;i++){
     memset(in,i,blk); barrier(sh,me,&gen); double t0=now();
     struct iovec l={in,blk}, r={sh->out[peer]+me*blk,blk};
-    if(order==0){ memcpy(out+me*blk,in,blk); process_vm_writev(sh->pid[peer],&l,1,&r,1,0);} 
+    int o = order==2 ? me : order;
+    if(o==0){ memcpy(out+me*blk,in,blk); process_vm_writev(sh->pid[peer],&l,1,&r,1,0);} 
     else { process_vm_writev(sh->pid[peer],&l,1,&r,1,0); memcpy(out+me*blk,in,blk);} 
     sh->t[me][i]=now()-t0; barrier(sh,me,&gen);
     for(size_t k=0;k<2*blk;k+=64) sink+=out[k];
@@ -37,5 +38,5 @@ int main(int argc,char**argv){
   if(me==1) return 0;
   wait(NULL);
   double *m=malloc(sizeof(double)*reps); for(int i=0;i<reps;i++) m[i]=sh->t[0][i]>sh->t[1][i]?sh->t[0][i]:sh->t[1][i];
-  qsort(m,reps,8,cmp); printf("blk %zu order %s: median %.1f us, min %.1f\n",blk,order?"write-then-copy":"copy-then-write",m[reps/2],m[0]);
+  qsort(m,reps,8,cmp); printf("blk %zu order %s: median %.1f us, min %.1f\n",blk,order==2?"mixed (p0 copy first, p1 write first)":order?"write-then-copy":"copy-then-write",m[reps/2],m[0]);
   return 0; }
