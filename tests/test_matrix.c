@@ -265,14 +265,6 @@ END_TEST
  * so every descriptor is there when the first transfer could go: after
  * every test, a rank that has made a transfer has finished its copy. The
  * results are checked too. */
-static const dpc_algo_t *direct_of(dpc_coll_t coll)
-{
-    for (int ai = 0; ai < nregistered; ai++)
-        if (algo_at(ai)->coll == coll && !strcmp(algo_at(ai)->name, "direct"))
-            return algo_at(ai);
-    return NULL;
-}
-
 START_TEST(test_own_copy_before_transfers)
 {
     static const dpc_coll_t colls[] = {DPC_ALLGATHER, DPC_ALLGATHERV, DPC_ALLTOALL,
@@ -282,7 +274,7 @@ START_TEST(test_own_copy_before_transfers)
     for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
         for (int p = 2; p <= MAXP; p++)
             for (int push = 0; push < 2; push++) {
-                const dpc_algo_t *al = direct_of(colls[ci]);
+                const dpc_algo_t *al = dpc_algo_find(colls[ci], "direct");
                 bool a2a = colls[ci] == DPC_ALLTOALL || colls[ci] == DPC_ALLTOALLV;
                 size_t nin = a2a ? (size_t)p * BLK : BLK, counts[MAXP], displs[MAXP];
                 char *in[MAXP], *out[MAXP];

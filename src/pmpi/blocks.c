@@ -27,15 +27,12 @@ int dpc_blocks_make(dpc_blocks_t *b, void *buf, int n, const int *counts, int co
     }
     if (!b->bytes || !b->displs)
         return MPI_ERR_NO_MEM;
+    /* the blocks' bytes either way; contiguous, they are where the user put
+     * them, else packed one after another in staging (displs redone below) */
+    b->total = dpc_blocks_contig(b->bytes, b->displs, n, counts, count, displs, ti);
     if (ti->contig) {
-        /* the blocks are where the user put them */
         b->base = (char *)buf + ti->true_lb;
-        b->total = dpc_blocks_contig(b->bytes, b->displs, n, counts, count, displs, ti);
         return MPI_SUCCESS;
-    }
-    for (int i = 0; i < n; i++) {
-        b->bytes[i] = (size_t)cnt(counts, count, i) * (size_t)ti->size;
-        b->total += b->bytes[i];
     }
     b->staging = malloc(b->total ? b->total : 1);
     if (!b->staging)
