@@ -3,7 +3,9 @@
  * computation. Per repeat, for libdpcoll (MPI_Iallreduce) and, interleaved
  * in the same run, the MPI library's own (PMPI_Iallreduce):
  *   t_comm     post, then wait at once (after an untimed call of the same side)
- *   t_compute  the computation alone (calibrated to about t_comm)
+ *   t_compute  the computation alone (calibrated to about t_comm, or -x
+ *              times it: with a longer one, how much of the collective hides
+ *              when the program leaves it all the time it needs)
  *   t_total    post, compute without any MPI call, then wait
  *   overlap  = (t_comm + t_compute - t_total) / min(t_comm, t_compute)
  * Medians over repeats, slowest rank. -k sleep stands for a computation
@@ -138,7 +140,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int rank, size, nrep = 9, opt;
     size_t bytes = 64u << 20;
-    while ((opt = getopt(argc, argv, "s:n:k:h")) != -1) {
+    double factor = 1;   /* -x: the computation's length, in collectives' times */
+    while ((opt = getopt(argc, argv, "s:n:k:x:h")) != -1) {
         if (opt == 's') {
             char *end;
             double v = strtod(optarg, &end);
@@ -147,9 +150,11 @@ int main(int argc, char **argv)
             nrep = atoi(optarg);
         } else if (opt == 'k' && (!strcmp(optarg, "cpu") || !strcmp(optarg, "sleep"))) {
             sleeping = !strcmp(optarg, "sleep");
+        } else if (opt == 'x' && (factor = strtod(optarg, NULL)) > 0 && factor <= 100) {
+            continue;
         } else {
             fprintf(stderr, "usage: mpiexec -n P dpcoll_overlap [-s BYTES (K, M)] [-n REPEATS] "
-                            "[-k cpu|sleep]\n");
+                            "[-k cpu|sleep] [-x FACTOR]\n");
             MPI_Finalize();
             return opt == 'h' ? 0 : 2;
         }
@@ -183,7 +188,7 @@ int main(int argc, char **argv)
     double t0 = now();
     compute(20);
     double per = sleeping ? 1e-6 : (now() - t0) / 20;   /* sleep: reps are microseconds */
-    long reps = (long)(t_target / per + 0.5);
+    long reps = (long)(factor * t_target / per + 0.5);
     PMPI_Bcast(&reps, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     if (reps < 1)
         reps = 1;
@@ -203,6 +208,8 @@ int main(int argc, char **argv)
                "without MPI calls in between; medians of %d repeats, slowest rank\n", size, bytes,
                sleeping ? "the thread sleeping (computation elsewhere, e.g. a GPU)"
                         : "computation on the CPU (64x64 matrix products)", nrep);
+        if (factor != 1)
+            printf("# the computation calibrated to %g times the collective's time\n", factor);
         printf("%-10s %10s %12s %10s %9s %16s\n", "library", "t_comm(ms)", "t_compute(ms)",
                "t_total(ms)", "overlap", "extra_cpu(ms)");
     }
