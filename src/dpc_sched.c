@@ -30,7 +30,8 @@ typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPO
  * large message read from its sender's memory), and a nonblocking call's
  * start should return to the program at once (2 ranks, 64 MiB
  * MPI_Iallreduce behind a sleep: 60% hidden with the start reading the
- * first 32 MiB, 80% with the progress thread reading it). */
+ * first 32 MiB, 80% with the progress thread reading it). Nor does such a
+ * start read or write more than this of a peer's memory (issues_now). */
 #define SCHED_DEFER_NOW_MAX 8192
 /* ST_POLLED: a receive kept by the schedule, not yet posted (poll_recvs) */
 typedef enum { ST_WAITING, ST_ISSUED, ST_POLLED, ST_DONE } step_state_t;
@@ -89,6 +90,7 @@ struct dpc_sched {
     int cap_ready;
     int ready_head, ready_tail;
     int ready_scan;          /* entries before it are local steps (issue_transfers) */
+    bool starting;           /* in launch(): issues_now holds back large one-sided copies */
     int ndone, inflight;
     scratch_t *scratch;      /* the pieces it allocated itself */
     int nscratch, cap_scratch;
@@ -759,6 +761,25 @@ static bool is_transfer(int kind)
            kind == STEP_EXPOSE || kind == STEP_DCOPY || kind == STEP_DREDUCE;
 }
 
+/* Whether issue_transfers issues this ready step now: every transfer, but
+ * in the start of a schedule that defers its local work, a read or write
+ * of a peer's memory of more than SCHED_DEFER_NOW_MAX bytes. On one node
+ * that is a kernel copy made within the call, local work in all but name:
+ * held back, it stays in the ready queue and goes first at the next test
+ * (the progress thread's, or the program's wait). A start that made them
+ * took the whole call's time in a nonblocking bcast of 4-16 MiB (the
+ * non-root's read of the root's buffer: 128 of 137 us at 4 MiB, 1012 of
+ * 1065 us at 16 MiB, 2 ranks), and it held back the start's own
+ * descriptor (sent behind its joins, after these reads) from a peer that
+ * waited for it: the nonblocking direct reduce-scatter of 256 KiB-1 MiB
+ * took 1.2-1.7x as long (docs/bench/s47). */
+static bool issues_now(const dpc_sched_t *s, const step_t *st)
+{
+    return is_transfer(st->kind) &&
+           !(s->starting && (st->kind == STEP_GET || st->kind == STEP_PUT) &&
+             st->count > SCHED_DEFER_NOW_MAX);
+}
+
 /* Issues every ready transfer, sends first, and again those the first ones
  * made ready (an expose's descriptor send), leaving the copies and
  * reductions in the ready queue in their order. Transfers before local
@@ -766,7 +787,8 @@ static bool is_transfer(int kind)
  * posted, a read is a kernel copy, and every peer waiting for our data or
  * our word would wait for our copies too. (Exposing is cheap and lets the
  * peers start reading.) Only the entries queued since the last call are
- * looked at: those before are local steps. */
+ * looked at: those before are local steps, or what a start held back
+ * (launch looks at those again). */
 static void issue_transfers(dpc_sched_t *s)
 {
     int start = s->ready_scan > s->ready_head ? s->ready_scan : s->ready_head;
@@ -776,15 +798,15 @@ static void issue_transfers(dpc_sched_t *s)
             if (s->steps[s->ready[k]].kind == STEP_SEND)
                 issue_step(s, s->ready[k]);
         for (int k = from; k < tail && s->status == DPC_OK; k++) {
-            int kind = s->steps[s->ready[k]].kind;
-            if (is_transfer(kind) && kind != STEP_SEND)
+            const step_t *st = &s->steps[s->ready[k]];
+            if (st->kind != STEP_SEND && issues_now(s, st))
                 issue_step(s, s->ready[k]);
         }
         from = tail;
     }
     int keep = start;
     for (int k = start; k < s->ready_tail; k++)
-        if (!is_transfer(s->steps[s->ready[k]].kind))
+        if (!issues_now(s, &s->steps[s->ready[k]]))
             s->ready[keep++] = s->ready[k];
     s->ready_tail = s->ready_scan = keep;
 }
@@ -966,11 +988,17 @@ static dpc_status_t launch(dpc_sched_t *s)
     s->ntests = 0;
     s->npolled = 0;
     s->poll_tests = 0;
+    s->starting = s->prm.defer_local;
     /* transfers first, then local work: a peer's data is on its way (and
      * a send's copy into a mailbox done) while our copies run */
     issue_transfers(s);
     if (s->status == DPC_OK && s->prm.defer_local)
         complete_ready_joins(s);
+    if (s->starting) {
+        /* what it held back goes first at the next test */
+        s->starting = false;
+        s->ready_scan = s->ready_head;
+    }
     if (s->status != DPC_OK)
         return fail(s);
     if (s->prm.defer_local)

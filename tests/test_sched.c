@@ -187,6 +187,62 @@ START_TEST(test_defer_local_joins)
 }
 END_TEST
 
+/* defer_local: a start does not read or write more than
+ * SCHED_DEFER_NOW_MAX bytes of a peer's memory, even where the peer's
+ * descriptor is already there: on one node such a read is a kernel copy
+ * made within the call (a nonblocking bcast's start took the whole call's
+ * time at 4-16 MiB, and delayed its own descriptor, which its peer waited
+ * for). It goes first at the next test; a small read still goes at once.
+ * Rank 1 defers; rank 0's descriptor reaches it before it starts. */
+START_TEST(test_defer_local_one_sided)
+{
+    enum { BIG = 64 << 10, SMALL = 16 };
+    dpc_sched_t *s[2];
+    static int32_t big[BIG / 4], got_big[BIG / 4];
+    int32_t got_small[SMALL / 4] = {0};
+    /* (eager: the descriptor lands in the mailbox, as on one node) */
+    dpc_sim_t *sim = dpc_sim_create(2, &(dpc_sim_opts_t){.eager_max = 4096});
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .defer_local = r == 1};
+        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
+    }
+    for (int i = 0; i < BIG / 4; i++)
+        big[i] = i;
+    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
+    char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
+    dpc_step_id_t e = dpc_sched_expose(s[0], big, sizeof(big), mine, DPC_NO_DEPS);
+    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
+    dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
+    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+    dpc_step_id_t gb = dpc_sched_get(s[1], 0, theirs, 0, got_big, BIG, DPC_AFTER(rv));
+    dpc_step_id_t gs = dpc_sched_get(s[1], 0, theirs, 40, got_small, SMALL, DPC_AFTER(rv));
+    dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(gb, gs));
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    dpc_sim_deliver(sim);                        /* the descriptor is there ... */
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    dpc_sched_stats_t stt;
+    dpc_sched_get_stats(s[1], &stt);
+    ck_assert_uint_eq(stt.gets, 1);              /* ... the small read went, */
+    ck_assert_uint_eq(stt.bytes_got, SMALL);     /* the large one waits for a test */
+    ck_assert(dpc_sched_has_local_work(s[1]));   /* (a progress thread is woken for it) */
+    ck_assert_int_eq(dpc_sched_test(s[1]), DPC_INPROGRESS);
+    dpc_sched_get_stats(s[1], &stt);
+    ck_assert_uint_eq(stt.gets, 2);
+    ck_assert_uint_eq(stt.bytes_got, SMALL + BIG);
+    dpc_status_t st[2];
+    drive(sim, s, st, 2);
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+    ck_assert_int_eq(got_small[1], 11);
+    for (int i = 0; i < BIG / 4; i++)
+        ck_assert_int_eq(got_big[i], i);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 /* Streaming copies (non-temporal stores) land every byte, whatever the
  * alignment of either end and the tail; and a copy step large enough to
  * stream, run in slices that start off any 16-byte boundary, is exact. */
@@ -1040,6 +1096,7 @@ int main(void)
     tcase_add_test(tc, test_send_recv_deps);
     tcase_add_test(tc, test_defer_local);
     tcase_add_test(tc, test_defer_local_joins);
+    tcase_add_test(tc, test_defer_local_one_sided);
     tcase_add_test(tc, test_local_slices);
     tcase_add_test(tc, test_build_errors);
     tcase_add_test(tc, test_failure_cancels_rest);
