@@ -1,7 +1,8 @@
 /*
- * dpcoll_overlap: how much of a nonblocking allreduce hides behind
- * computation. Per repeat, for libdpcoll (MPI_Iallreduce) and, interleaved
- * in the same run, the MPI library's own (PMPI_Iallreduce):
+ * dpcoll_overlap: how much of a nonblocking allreduce (or, -c, another
+ * collective) hides behind computation. Per repeat, for libdpcoll
+ * (MPI_Iallreduce) and, interleaved in the same run, the MPI library's own
+ * (PMPI_Iallreduce):
  *   t_comm     post, then wait at once (after an untimed call of the same side)
  *   t_compute  the computation alone (calibrated to about t_comm, or -x
  *              times it: with a longer one, how much of the collective hides
@@ -85,14 +86,31 @@ typedef struct {
 } sample_t;
 
 static float *sbuf, *rbuf;
-static int count;
+static int count, nranks;   /* count: the whole vector's elements (-s) */
+
+/* -c: the collective, its size the whole vector's, as dpcoll_bench counts
+ * it (a reduce-scatter's input, an allgather's output, an all-to-all's
+ * buffers: n/p per rank and block) */
+static const char *const colls[] = {"allreduce", "bcast", "reduce_scatter_block", "allgather",
+                                    "alltoall"};
+static int coll;
+
+#define POST(F, r)                                                                          \
+    (coll == 0   ? F##Iallreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r)   \
+     : coll == 1 ? F##Ibcast(sbuf, count, MPI_FLOAT, 0, MPI_COMM_WORLD, r)                   \
+     : coll == 2 ? F##Ireduce_scatter_block(sbuf, rbuf, count / nranks, MPI_FLOAT, MPI_SUM,  \
+                                            MPI_COMM_WORLD, r)                               \
+     : coll == 3 ? F##Iallgather(sbuf, count / nranks, MPI_FLOAT, rbuf, count / nranks,      \
+                                 MPI_FLOAT, MPI_COMM_WORLD, r)                               \
+                 : F##Ialltoall(sbuf, count / nranks, MPI_FLOAT, rbuf, count / nranks,       \
+                                MPI_FLOAT, MPI_COMM_WORLD, r))
 
 static void post(int native, MPI_Request *r)
 {
     if (native)
-        PMPI_Iallreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r);
+        POST(PMPI_, r);
     else
-        MPI_Iallreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r);
+        POST(MPI_, r);
 }
 
 static void finish(int native, MPI_Request *r)
@@ -141,7 +159,15 @@ int main(int argc, char **argv)
     int rank, size, nrep = 9, opt;
     size_t bytes = 64u << 20;
     double factor = 1;   /* -x: the computation's length, in collectives' times */
-    while ((opt = getopt(argc, argv, "s:n:k:x:h")) != -1) {
+    while ((opt = getopt(argc, argv, "c:s:n:k:x:h")) != -1) {
+        if (opt == 'c') {
+            for (coll = 0; coll < (int)(sizeof(colls) / sizeof(colls[0])); coll++)
+                if (!strcmp(optarg, colls[coll]))
+                    break;
+            if (coll < (int)(sizeof(colls) / sizeof(colls[0])))
+                continue;
+            opt = '?';
+        }
         if (opt == 's') {
             char *end;
             double v = strtod(optarg, &end);
@@ -153,14 +179,16 @@ int main(int argc, char **argv)
         } else if (opt == 'x' && (factor = strtod(optarg, NULL)) > 0 && factor <= 100) {
             continue;
         } else {
-            fprintf(stderr, "usage: mpiexec -n P dpcoll_overlap [-s BYTES (K, M)] [-n REPEATS] "
-                            "[-k cpu|sleep] [-x FACTOR]\n");
+            fprintf(stderr, "usage: mpiexec -n P dpcoll_overlap [-c allreduce|bcast|"
+                            "reduce_scatter_block|allgather|alltoall] [-s BYTES (K, M)] "
+                            "[-n REPEATS] [-k cpu|sleep] [-x FACTOR]\n");
             MPI_Finalize();
             return opt == 'h' ? 0 : 2;
         }
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    nranks = size;
     count = (int)(bytes / sizeof(float));
     sbuf = malloc(bytes);
     rbuf = malloc(bytes);
@@ -204,8 +232,9 @@ int main(int argc, char **argv)
             v[native][3][i] = s.extra_cpu;
         }
     if (rank == 0) {
-        printf("# dpcoll_overlap: %d ranks, MPI_Iallreduce of %zu bytes (float, sum), %s "
-               "without MPI calls in between; medians of %d repeats, slowest rank\n", size, bytes,
+        printf("# dpcoll_overlap: %d ranks, MPI_I%s of %zu bytes (float%s), %s "
+               "without MPI calls in between; medians of %d repeats, slowest rank\n", size,
+               colls[coll], bytes, coll == 0 || coll == 2 ? ", sum" : "",
                sleeping ? "the thread sleeping (computation elsewhere, e.g. a GPU)"
                         : "computation on the CPU (64x64 matrix products)", nrep);
         if (factor != 1)
