@@ -771,8 +771,8 @@ static bool is_transfer(int kind)
  * non-root's read of the root's buffer: 128 of 137 us at 4 MiB, 1012 of
  * 1065 us at 16 MiB, 2 ranks), and it held back the start's own
  * descriptor (sent behind its joins, after these reads) from a peer that
- * waited for it: the nonblocking direct reduce-scatter of 256 KiB-1 MiB
- * took 1.2-1.7x as long (docs/bench/s47). */
+ * waited for it: the nonblocking direct reduce-scatter of 128 KiB-1 MiB
+ * took 1.1-1.5x as long (docs/bench/s47). */
 static bool issues_now(const dpc_sched_t *s, const step_t *st)
 {
     return is_transfer(st->kind) &&
