@@ -291,6 +291,20 @@ check "dpcoll_bench -c allgather: the allgather alone, not allgatherv" \
 out=$(mpi 2 "$bench" -c allgather,scatter -e 8 2>&1); rc=$?
 check "dpcoll_bench -c with a collective it does not time: refused, naming it" \
     sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "'"'"'scatter'"'"' is not a collective"' _ "$rc" "$out"
+# dpcoll_overlap -c: each collective it knows, libdpcoll's row and the MPI
+# library's, under a header naming the call; a name it does not know is
+# refused with its usage
+ovl="$top_builddir/tools/dpcoll_overlap"
+out=$(for c in allreduce bcast reduce_scatter_block allgather alltoall; do
+          mpi 2 "$ovl" -c $c -s 256K -n 3 -k sleep || echo "exit status $? for $c"
+      done 2>&1)
+check "dpcoll_overlap -c allreduce, bcast, reduce_scatter_block, allgather, alltoall, 2 ranks: a header naming each call, libdpcoll's row and the MPI library's" \
+    sh -c 'echo "$1" | awk "/^# dpcoll_overlap: 2 ranks, MPI_I(allreduce|bcast|reduce_scatter_block|allgather|alltoall) of 262144 bytes/ { h++ }
+           /^libdpcoll / { l++ } /^native / { n++ } /^exit status/ { f++ }
+           END { exit !(h == 5 && l == 5 && n == 5 && !f) }"' _ "$out"
+out=$(mpi 2 "$ovl" -c scatter 2>&1); rc=$?
+check "dpcoll_overlap -c scatter: refused with its usage" \
+    sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "usage: .*-c allreduce|bcast"' _ "$rc" "$out"
 # -a LIST: the algorithms listed (and auto), timed in turns, persistent
 # requests of each kept apart; a name no collective timed has is refused
 out=$(mpi 2 "$bench" -c allgather,bcast -a auto,direct -e 64 -f 8 -n 3 -P -i 2 2>&1); rc=$?
