@@ -54,6 +54,25 @@ static void run_both_ok(dpc_sim_t *sim, dpc_sched_t **s)
     ck_assert_int_eq(st[1], DPC_OK);
 }
 
+/* Rank 0's region shared with rank 1: s[0] exposes buf and sends rank 1
+ * its descriptor (tag 1), behind a join of the exposure with join_first
+ * (as the direct algorithms send theirs); with wait_done, s[0] then waits
+ * for rank 1's word that it is done with the region (tag 2). Returns s[1]'s
+ * receive of the descriptor, which lands in *theirs. */
+static dpc_step_id_t share_region(dpc_sched_t *s[2], void *buf, size_t len, bool join_first,
+                                  bool wait_done, char **theirs)
+{
+    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
+    *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
+    dpc_step_id_t e = dpc_sched_expose(s[0], buf, len, mine, DPC_NO_DEPS);
+    if (join_first)
+        e = dpc_sched_nop(s[0], DPC_AFTER(e));
+    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
+    if (wait_done)
+        dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
+    return dpc_sched_recv(s[1], 0, 1, *theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+}
+
 /* One-sided steps: rank 0 exposes a buffer and sends its descriptor; rank
  * 1 reads part of it, and writes into another part; stats count both. */
 START_TEST(test_one_sided)
@@ -62,13 +81,9 @@ START_TEST(test_one_sided)
     dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
     int32_t buf[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[3] = {0}, put[2] = {-1, -2};
     ck_assert(dpc_sched_one_sided(s[0]));
-    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
-    char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
-    dpc_step_id_t e = dpc_sched_expose(s[0], buf, sizeof(buf), mine, DPC_NO_DEPS);
-    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
+    char *theirs;
     /* rank 0 ends only when rank 1 says it is done with the region */
-    dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
-    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+    dpc_step_id_t rv = share_region(s, buf, sizeof(buf), false, true, &theirs);
     dpc_step_id_t g = dpc_sched_get(s[1], 0, theirs, 2 * sizeof(int32_t), got, sizeof(got),
                                     DPC_AFTER(rv));
     dpc_step_id_t pt = dpc_sched_put(s[1], 0, theirs, 6 * sizeof(int32_t), put, sizeof(put),
@@ -105,13 +120,8 @@ START_TEST(test_defer_local_expose)
     dpc_sched_t *s[2] = {NULL, mk(sim, 1, 0)};
     ck_assert_int_eq(dpc_sched_create(&prm, &s[0]), DPC_OK);
     int32_t buf[2] = {7, 8}, got[2] = {0};
-    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
-    char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
-    dpc_step_id_t e = dpc_sched_expose(s[0], buf, sizeof(buf), mine, DPC_NO_DEPS);
-    dpc_step_id_t j = dpc_sched_nop(s[0], DPC_AFTER(e));
-    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(j));
-    dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
-    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+    char *theirs;
+    dpc_step_id_t rv = share_region(s, buf, sizeof(buf), true, true, &theirs);
     dpc_step_id_t g = dpc_sched_get(s[1], 0, theirs, 0, got, sizeof(got), DPC_AFTER(rv));
     dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(g));
     run_both_ok(sim, s);
@@ -209,12 +219,8 @@ START_TEST(test_defer_local_one_sided)
     }
     for (int i = 0; i < BIG / 4; i++)
         big[i] = i;
-    char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
-    char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
-    dpc_step_id_t e = dpc_sched_expose(s[0], big, sizeof(big), mine, DPC_NO_DEPS);
-    dpc_step_id_t sd = dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
-    dpc_sched_recv(s[0], 1, 2, NULL, 0, DPC_AFTER(sd));
-    dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+    char *theirs;
+    dpc_step_id_t rv = share_region(s, big, sizeof(big), false, true, &theirs);
     dpc_step_id_t gb = dpc_sched_get(s[1], 0, theirs, 0, got_big, BIG, DPC_AFTER(rv));
     dpc_step_id_t gs = dpc_sched_get(s[1], 0, theirs, 40, got_small, SMALL, DPC_AFTER(rv));
     dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(gb, gs));
@@ -533,11 +539,8 @@ START_TEST(test_one_sided_after_owner_left)
         dpc_sim_t *sim = dpc_sim_create(2, NULL);
         dpc_sched_t *s[2] = {mk(sim, 0, 0), mk(sim, 1, 0)};
         int32_t buf[4] = {1, 2, 3, 4}, got[4];
-        char *mine = dpc_sched_scratch(s[0], DPC_REGION_DESC_MAX);
-        char *theirs = dpc_sched_scratch(s[1], DPC_REGION_DESC_MAX);
-        dpc_step_id_t e = dpc_sched_expose(s[0], buf, sizeof(buf), mine, DPC_NO_DEPS);
-        dpc_sched_send(s[0], 1, 1, mine, DPC_REGION_DESC_MAX, DPC_AFTER(e));
-        dpc_step_id_t rv = dpc_sched_recv(s[1], 0, 1, theirs, DPC_REGION_DESC_MAX, DPC_NO_DEPS);
+        char *theirs;
+        dpc_step_id_t rv = share_region(s, buf, sizeof(buf), false, false, &theirs);
         /* late: in bounds, but after the owner is gone; else: one past the end */
         dpc_sched_get(s[1], 0, theirs, late ? 0 : sizeof(int32_t), got, sizeof(buf),
                       DPC_AFTER(rv));
