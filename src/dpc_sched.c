@@ -59,7 +59,8 @@ typedef struct step {
     void *dst;
     const void *a, *b;
     size_t count;           /* bytes (send/recv/copy) or elements (reduce) */
-    size_t done;            /* local steps done in slices: how much is done */
+    size_t done;            /* local steps, reads and writes done in slices:
+                               how much is done (reads and writes: issued) */
     size_t off;             /* get: offset into the peer's region (plus the 64-bit
                                value at b when it runs, where b is set) */
     dpc_dtype_t dt;
@@ -525,6 +526,15 @@ static void xfer_done(void *arg, dpc_status_t status)
         s->dev_inflight--;
     if (status != DPC_OK && !device_failure_noted(s, st, status))
         set_error(s, status, (int)(st - s->steps));
+    if (s->status == DPC_OK && (st->kind == STEP_GET || st->kind == STEP_PUT) &&
+        st->done < st->count) {
+        /* a sliced read or write with slices left: back into the ready
+         * queue for the next one (it holds no place there while in flight,
+         * so the queue's nsteps places still suffice) */
+        st->state = ST_WAITING;
+        push_ready(s, (int)(st - s->steps));
+        return;
+    }
     complete_step(s, st);
 }
 
@@ -659,6 +669,21 @@ static dpc_status_t issue_message(dpc_sched_t *s, step_t *st, uint64_t tag, dpc_
     return DPC_OK;
 }
 
+/* How much of a read or write of a peer's memory one issue moves: all of
+ * what is left, or with local_slice_bytes (host memory) at most that much.
+ * On one node a read is a kernel copy made within the call, by whoever
+ * tests: whole, the progress thread held the engine's lock through it, and
+ * a program's MPI_Test or start waited that long; or the program's
+ * MPI_Test made it itself (2 ranks, an MPI_Iallgather of 16 MiB behind
+ * compute polled every 20 us: the longest MPI_Test took 2.4 ms, MPICH's own
+ * 0.2 ms; docs/bench/s48). A slice's end puts the step back in the ready
+ * queue (xfer_done), and the next test issues the next slice. */
+static size_t one_sided_slice(const dpc_sched_t *s, const step_t *st)
+{
+    size_t n = st->count - st->done, slice = s->prm.local_slice_bytes;
+    return slice && s->prm.mem == DPC_MEM_HOST && n > slice ? slice : n;
+}
+
 /* Issues a ready step; false when it is a local step with slices left
  * (it stays at the head of the ready queue). */
 static bool issue_step(dpc_sched_t *s, int id)
@@ -702,22 +727,27 @@ static bool issue_step(dpc_sched_t *s, int id)
             memcpy(&at, st->b, sizeof(at));
             off = at > SIZE_MAX - off ? SIZE_MAX : off + (size_t)at;   /* (the transport refuses it) */
         }
+        size_t n = one_sided_slice(s, st);
+        off = off > SIZE_MAX - st->done ? SIZE_MAX : off + st->done;
+        char *mine = st->done ? (char *)st->dst + st->done : st->dst;
+        bool first = st->done == 0;
+        st->done += n;   /* (before the call: its end may be reported within it) */
         rc = import_of(s, st->peer, st->a, &remote);
         if (rc == DPC_OK && st->kind == STEP_GET)
-            rc = tp->ops->iget(tp, st->peer, remote, off, st->dst, st->count, s->prm.mem,
-                               xfer_done, st, &st->xfer);
+            rc = tp->ops->iget(tp, st->peer, remote, off, mine, n, s->prm.mem, xfer_done, st,
+                               &st->xfer);
         else if (rc == DPC_OK)
-            rc = tp->ops->iput(tp, st->peer, remote, off, st->dst, st->count, s->prm.mem,
-                               xfer_done, st, &st->xfer);
+            rc = tp->ops->iput(tp, st->peer, remote, off, mine, n, s->prm.mem, xfer_done, st,
+                               &st->xfer);
         if (rc == DPC_OK) {
             st->state = ST_ISSUED;
             s->inflight++;
             if (st->kind == STEP_GET) {
-                s->stats.gets++;
-                s->stats.bytes_got += st->count;
+                s->stats.gets += first;
+                s->stats.bytes_got += n;
             } else {
-                s->stats.puts++;
-                s->stats.bytes_put += st->count;
+                s->stats.puts += first;
+                s->stats.bytes_put += n;
             }
         }
         break;
