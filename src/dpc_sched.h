@@ -118,9 +118,11 @@ typedef struct dpc_sched_params {
                                      blocking call) */
     size_t local_slice_bytes;     /* 0, or: each test() does at most this much
                                      of a copy or reduction (then returns, so a
-                                     caller holding a lock lets go soon), and a
-                                     read or write of a peer's host memory goes
-                                     in slices of this size, one at a time */
+                                     caller holding a lock lets go soon) */
+    size_t remote_slice_bytes;    /* 0, or: a read or write of a peer's host
+                                     memory goes in slices of at most this
+                                     size, one after the other (a slice's end
+                                     is the transport's to report: a test each) */
     int32_t *device_failed;       /* NULL, or: a device step that fails (at its
                                      start or its end) does not fail the
                                      schedule; it counts as done, and *this is

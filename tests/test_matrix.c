@@ -304,7 +304,8 @@ START_TEST(test_own_copy_before_transfers)
                     ck_assert(dpc_algo_applies(al, &a));
                     dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r),
                                               .tag_base = 1ull << 40, .mem = DPC_MEM_HOST,
-                                              .defer_local = true, .local_slice_bytes = 8192};
+                                              .defer_local = true, .local_slice_bytes = 8192,
+                                              .remote_slice_bytes = 8192};
                     ck_assert_int_eq(dpc_sched_create(&prm, &sc[r]), DPC_OK);
                     ck_assert_int_eq(al->build(&a, sc[r]), DPC_OK);
                 }

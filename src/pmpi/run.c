@@ -27,6 +27,7 @@
  * hand-overs cost little; a 64th of the call's bytes within these bounds. */
 #define DPC_NB_SLICE_MIN (256u << 10)
 #define DPC_NB_SLICE_MAX (1u << 20)
+#define DPC_NB_REMOTE_SLICE (1u << 20)
 
 DPC_TLS MPI_Comm dpc_tl_comm = MPI_COMM_NULL;
 DPC_TLS dpc_comm_t *dpc_tl_state;
@@ -765,6 +766,13 @@ int dpc_op_start(dpc_req_t *op)
                              : j->bytes / 64 < DPC_NB_SLICE_MIN ? DPC_NB_SLICE_MIN
                              : j->bytes / 64 > DPC_NB_SLICE_MAX ? DPC_NB_SLICE_MAX
                                                                 : j->bytes / 64,
+        /* ... and reads and writes of a peer's memory (on one node kernel
+         * copies) in slices of 1 MiB: each slice's end is a turn through
+         * the transport's progress, and 256 KiB ones made a 16 MiB
+         * MPI_Ialltoall behind a sleep 5-8% slower than whole ones (2
+         * ranks); a whole one held the lock, or a program's MPI_Test, for
+         * as long as the copy (docs/bench/s48) */
+        .remote_slice_bytes = op->mode == DPC_BLOCKING ? 0 : DPC_NB_REMOTE_SLICE,
     };
     dpc_status_t st = DPC_OK;
     op->replayed = op->repeat = false;

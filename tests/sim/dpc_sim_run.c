@@ -48,6 +48,7 @@ dpc_status_t dpc_sim_run(dpc_sim_t *sim, const dpc_algo_t *algo, const dpc_coll_
         if (dpc_sim_defers_local(sim)) {
             prm.defer_local = true;
             prm.local_slice_bytes = 4096;
+            prm.remote_slice_bytes = 4096;
         } else {
             prm.poll_recvs = true;
         }
