@@ -33,6 +33,13 @@ typedef enum { STEP_SEND, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_NOP, STEP_EXPO
  * first 32 MiB, 80% with the progress thread reading it). Nor does such a
  * start read or write more than this of a peer's memory (issues_now). */
 #define SCHED_DEFER_NOW_MAX 8192
+/* A test()'s share of local work, in slices (local_slice_bytes): two, as
+ * many as a test made before there was a share, one before the transport's
+ * progress and one after, where each step's slices were all that bounded
+ * it (work_spent). One in all made the progress thread take twice the
+ * turns for the same work: a 16 MiB MPI_Ialltoall behind a sleep took
+ * 1.19x as long (median of 12 paired runs, 2 ranks; docs/bench/s49). */
+#define SCHED_TEST_SLICES 2
 /* ST_POLLED: a receive kept by the schedule, not yet posted (poll_recvs) */
 typedef enum { ST_WAITING, ST_ISSUED, ST_POLLED, ST_DONE } step_state_t;
 
@@ -95,6 +102,9 @@ struct dpc_sched {
     int ndone, inflight;
     int slicing;             /* reads and writes in flight with slices left after
                                 this one: local work (dpc_sched_has_local_work) */
+    size_t worked;           /* bytes of copies, reductions, and reads and writes
+                                of peers' memory this test() has made (about
+                                SCHED_TEST_SLICES slices at most: work_spent) */
     scratch_t *scratch;      /* the pieces it allocated itself */
     int nscratch, cap_scratch;
     dpc_scratch_pool_t *pool;   /* held by this schedule, or NULL */
@@ -593,6 +603,7 @@ static dpc_status_t run_local(dpc_sched_t *s, step_t *st)
     if (rc != DPC_OK)
         return rc;
     st->done += n;
+    s->worked += n * es;
     if (st->done < st->count)
         return DPC_INPROGRESS;
     if (st->kind == STEP_COPY) {
@@ -746,6 +757,7 @@ static bool issue_step(dpc_sched_t *s, int id)
             st->state = ST_ISSUED;
             s->inflight++;
             s->slicing += st->done < st->count;
+            s->worked += n;
             if (st->kind == STEP_GET) {
                 s->stats.gets += first;
                 s->stats.bytes_got += n;
@@ -806,12 +818,15 @@ static bool is_transfer(int kind)
  * 1065 us at 16 MiB, 2 ranks), and it held back the start's own
  * descriptor (sent behind its joins, after these reads) from a peer that
  * waited for it: the nonblocking direct reduce-scatter of 128 KiB-1 MiB
- * took 1.1-1.5x as long (docs/bench/s47). */
-static bool issues_now(const dpc_sched_t *s, const step_t *st)
+ * took 1.1-1.5x as long (docs/bench/s47). So is every read or write in a
+ * test that has made its share of local work (spent: work_spent): it
+ * waits in the queue, and goes in its order among the copies and
+ * reductions. */
+static bool issues_now(const dpc_sched_t *s, const step_t *st, bool spent)
 {
+    bool one_sided = st->kind == STEP_GET || st->kind == STEP_PUT;
     return is_transfer(st->kind) &&
-           !(s->starting && (st->kind == STEP_GET || st->kind == STEP_PUT) &&
-             st->count > SCHED_DEFER_NOW_MAX);
+           !(one_sided && ((s->starting && st->count > SCHED_DEFER_NOW_MAX) || spent));
 }
 
 /* Issues every ready transfer, sends first, and again those the first ones
@@ -822,9 +837,12 @@ static bool issues_now(const dpc_sched_t *s, const step_t *st)
  * our word would wait for our copies too. (Exposing is cheap and lets the
  * peers start reading.) Only the entries queued since the last call are
  * looked at: those before are local steps, or what a start held back
- * (launch looks at those again). */
+ * (launch looks at those again), or reads and writes a test held back
+ * (run_ready issues them in their turn). */
 static void issue_transfers(dpc_sched_t *s)
 {
+    /* (decided once: issuing changes it, and the same steps are kept) */
+    bool spent = s->prm.local_slice_bytes && s->worked >= SCHED_TEST_SLICES * s->prm.local_slice_bytes;
     int start = s->ready_scan > s->ready_head ? s->ready_scan : s->ready_head;
     for (int from = start; from < s->ready_tail && s->status == DPC_OK;) {
         int tail = s->ready_tail;
@@ -833,14 +851,14 @@ static void issue_transfers(dpc_sched_t *s)
                 issue_step(s, s->ready[k]);
         for (int k = from; k < tail && s->status == DPC_OK; k++) {
             const step_t *st = &s->steps[s->ready[k]];
-            if (st->kind != STEP_SEND && issues_now(s, st))
+            if (st->kind != STEP_SEND && issues_now(s, st, spent))
                 issue_step(s, s->ready[k]);
         }
         from = tail;
     }
     int keep = start;
     for (int k = start; k < s->ready_tail; k++)
-        if (!issues_now(s, &s->steps[s->ready[k]]))
+        if (!issues_now(s, &s->steps[s->ready[k]], spent))
             s->ready[keep++] = s->ready[k];
     s->ready_tail = s->ready_scan = keep;
 }
@@ -885,14 +903,35 @@ static bool user_step_next(const dpc_sched_t *s)
     return st->kind == STEP_REDUCE && dpc_op_is_user(st->op);
 }
 
+/* Whether this test() has made its share of local work: with
+ * local_slice_bytes, a test starts no more copies, reductions, or reads
+ * and writes of a peer's memory once it has made SCHED_TEST_SLICES slices'
+ * worth of them. A slice bounds one step's share, not a test's: the next
+ * step ran in the same test, and the next, for as long as each one's
+ * transfers ended within the call. On one node they do (a read is a
+ * kernel copy), and the direct allreduce's chain of read, reduce and
+ * write of cache-sized pieces ran on through many of them: in a 16 MiB
+ * MPI_Iallreduce behind compute polled every 20 us, a program's MPI_Test
+ * made 170-340 us of work, and the longest took 0.5-0.7 ms (2 ranks,
+ * docs/bench/s49). */
+static bool work_spent(const dpc_sched_t *s)
+{
+    if (!s->prm.local_slice_bytes || s->worked < SCHED_TEST_SLICES * s->prm.local_slice_bytes ||
+        s->ready_head >= s->ready_tail)
+        return false;
+    int kind = s->steps[s->ready[s->ready_head]].kind;
+    return kind == STEP_COPY || kind == STEP_REDUCE || kind == STEP_GET || kind == STEP_PUT;
+}
+
 /* Local steps in order, each followed by the transfers it made ready; with
- * slicing, at most one slice of local work per call; with hold_user, up to
- * the first reduction by a program's function. */
+ * slicing, local work of about SCHED_TEST_SLICES slices per test() at most
+ * (a step that starts goes one slice further: work_spent); with hold_user,
+ * up to the first reduction by a program's function. */
 static void run_ready(dpc_sched_t *s, bool hold_user)
 {
     issue_transfers(s);
     while (s->ready_head < s->ready_tail && s->status == DPC_OK) {
-        if (hold_user && user_step_next(s))
+        if ((hold_user && user_step_next(s)) || work_spent(s))
             return;
         if (!issue_step(s, s->ready[s->ready_head]))
             return;
@@ -1023,6 +1062,7 @@ static dpc_status_t launch(dpc_sched_t *s)
     s->npolled = 0;
     s->poll_tests = 0;
     s->starting = s->prm.defer_local;
+    s->worked = 0;
     /* transfers first, then local work: a peer's data is on its way (and
      * a send's copy into a mailbox done) while our copies run */
     issue_transfers(s);
@@ -1124,6 +1164,7 @@ static dpc_status_t test(dpc_sched_t *s, bool transport, bool hold_user)
     if (s->state != S_RUNNING)
         return DPC_ERR_STATE;
     dpc_transport_t *tp = s->prm.tp;
+    s->worked = 0;
     if (s->npolled)
         poll_recvs(s);
     run_ready(s, hold_user);

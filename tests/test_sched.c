@@ -743,6 +743,77 @@ START_TEST(test_local_slices)
 }
 END_TEST
 
+START_TEST(test_local_work_per_test)
+{
+    /* local_slice_bytes bounds the copies, reductions and reads of peers'
+     * memory of one test() in all (two slices' worth), not each step's:
+     * pieces of 16 KiB, none over a slice, ran on in one test for as long
+     * as any were ready
+     * (on one node, where a read ends within the call, a 16 MiB
+     * MPI_Iallreduce's chain of reads, reductions and writes ran 170-340
+     * us in a program's MPI_Test). Rank 1 copies 6 pieces, and once rank
+     * 0's descriptor is in, reads a piece of its region and copies 3 more
+     * pieces (queued behind the read) */
+    enum { PIECE = 16 << 10, SHARE = 2 * PIECE, BEFORE = 6, AFTER = 3 };
+    static unsigned char region[PIECE], src[BEFORE + AFTER][PIECE], dst[BEFORE + AFTER][PIECE],
+        got[PIECE];
+    dpc_sim_t *sim = dpc_sim_create(2, NULL);
+    dpc_sched_t *s[2];
+    for (int r = 0; r < 2; r++) {
+        dpc_sched_params_t prm = {.tp = dpc_sim_transport(sim, r), .tag_base = 1ull << 40,
+                                  .mem = DPC_MEM_HOST, .defer_local = true,
+                                  .local_slice_bytes = r == 1 ? PIECE : 0};
+        ck_assert_int_eq(dpc_sched_create(&prm, &s[r]), DPC_OK);
+    }
+    for (int i = 0; i < PIECE; i++)
+        region[i] = (unsigned char)(i * 5 + 1);
+    for (int k = 0; k < BEFORE + AFTER; k++)
+        for (int i = 0; i < PIECE; i++)
+            src[k][i] = (unsigned char)(i * 3 + k);
+    char *theirs;
+    dpc_step_id_t rv = share_region(s, region, sizeof(region), false, true, &theirs);
+    for (int k = 0; k < BEFORE; k++)
+        dpc_sched_copy(s[1], dst[k], src[k], PIECE, DPC_NO_DEPS);
+    dpc_step_id_t g = dpc_sched_get(s[1], 0, theirs, 0, got, PIECE, DPC_AFTER(rv));
+    for (int k = BEFORE; k < BEFORE + AFTER; k++)
+        dpc_sched_copy(s[1], dst[k], src[k], PIECE, DPC_AFTER(rv));
+    dpc_sched_send(s[1], 0, 2, NULL, 0, DPC_AFTER(g));
+    ck_assert_int_eq(dpc_sched_start(s[0]), DPC_OK);
+    ck_assert_int_eq(dpc_sched_start(s[1]), DPC_OK);
+    dpc_status_t st[2] = {DPC_INPROGRESS, DPC_INPROGRESS};
+    uint64_t before = 0, most = 0;
+    int tests = 0;
+    for (int round = 0; round < 1000 && (st[0] == DPC_INPROGRESS || st[1] == DPC_INPROGRESS);
+         round++) {
+        if (st[0] == DPC_INPROGRESS)
+            st[0] = dpc_sched_test(s[0]);
+        if (st[1] == DPC_INPROGRESS) {
+            st[1] = dpc_sched_test(s[1]);
+            tests++;
+            dpc_sched_stats_t now;
+            dpc_sched_get_stats(s[1], &now);
+            uint64_t work = now.bytes_copied + now.bytes_got;
+            ck_assert_msg(work - before <= SHARE, "test %d made %llu bytes of local work "
+                          "(copies and reads), more than two slices (%d)", tests,
+                          (unsigned long long)(work - before), SHARE);
+            most = work - before > most ? work - before : most;
+            before = work;
+        }
+        dpc_sim_deliver(sim);
+    }
+    ck_assert_int_eq(st[0], DPC_OK);
+    ck_assert_int_eq(st[1], DPC_OK);
+    ck_assert_uint_eq(most, SHARE);   /* (the budget is used, not just respected) */
+    ck_assert_int_ge(tests, (BEFORE + AFTER + 1) * PIECE / SHARE);
+    for (int k = 0; k < BEFORE + AFTER; k++)
+        ck_assert_mem_eq(dst[k], src[k], PIECE);
+    ck_assert_mem_eq(got, region, PIECE);
+    dpc_sched_destroy(s[0]);
+    dpc_sched_destroy(s[1]);
+    dpc_sim_destroy(sim);
+}
+END_TEST
+
 START_TEST(test_send_recv_deps)
 {
     /* rank 1 forwards what it receives only after receiving it */
@@ -1183,6 +1254,7 @@ int main(void)
     tcase_add_test(tc, test_defer_local_one_sided);
     tcase_add_test(tc, test_one_sided_slices);
     tcase_add_test(tc, test_local_slices);
+    tcase_add_test(tc, test_local_work_per_test);
     tcase_add_test(tc, test_build_errors);
     tcase_add_test(tc, test_failure_cancels_rest);
     tcase_add_test(tc, test_destroy_while_running);
