@@ -818,15 +818,17 @@ static bool is_transfer(int kind)
  * 1065 us at 16 MiB, 2 ranks), and it held back the start's own
  * descriptor (sent behind its joins, after these reads) from a peer that
  * waited for it: the nonblocking direct reduce-scatter of 128 KiB-1 MiB
- * took 1.1-1.5x as long (docs/bench/s47). So is every read or write in a
- * test that has made its share of local work (spent: work_spent): it
- * waits in the queue, and goes in its order among the copies and
- * reductions. */
+ * took 1.1-1.5x as long (docs/bench/s47). So is a read or write not yet
+ * begun in a test that has made its share of local work (spent:
+ * work_spent): it waits in the queue, and goes in its order among the
+ * copies and reductions. The next slice of one begun goes on: its slices
+ * bound it, and held behind the queue's copies it took twice the turns (a
+ * nonblocking 4 MiB bcast at 4 ranks, 1.19x as long; docs/bench/s49). */
 static bool issues_now(const dpc_sched_t *s, const step_t *st, bool spent)
 {
     bool one_sided = st->kind == STEP_GET || st->kind == STEP_PUT;
-    return is_transfer(st->kind) &&
-           !(one_sided && ((s->starting && st->count > SCHED_DEFER_NOW_MAX) || spent));
+    bool held = (s->starting && st->count > SCHED_DEFER_NOW_MAX) || (spent && st->done == 0);
+    return is_transfer(st->kind) && !(one_sided && held);
 }
 
 /* Issues every ready transfer, sends first, and again those the first ones
@@ -919,8 +921,9 @@ static bool work_spent(const dpc_sched_t *s)
     if (!s->prm.local_slice_bytes || s->worked < SCHED_TEST_SLICES * s->prm.local_slice_bytes ||
         s->ready_head >= s->ready_tail)
         return false;
-    int kind = s->steps[s->ready[s->ready_head]].kind;
-    return kind == STEP_COPY || kind == STEP_REDUCE || kind == STEP_GET || kind == STEP_PUT;
+    const step_t *st = &s->steps[s->ready[s->ready_head]];
+    return st->kind == STEP_COPY || st->kind == STEP_REDUCE ||
+           ((st->kind == STEP_GET || st->kind == STEP_PUT) && st->done == 0);   /* (issues_now) */
 }
 
 /* Local steps in order, each followed by the transfers it made ready; with
