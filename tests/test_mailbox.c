@@ -562,6 +562,49 @@ START_TEST(test_rndv_deferred)
 }
 END_TEST
 
+/* What keeps the arm busy, told apart for the progress thread, which
+ * naps after many busy turns in a row: a one-sided read's end, reported at
+ * the next progress, is work (the direct allreduce makes hundreds of
+ * reads, and counted as busy turns they made the thread nap between them:
+ * a 64 MiB MPI_Iallreduce behind a sleep hid 65%, 100% without); a record
+ * no receive wants yet is not (that one the thread naps on). */
+START_TEST(test_work_pending)
+{
+    setup_with(1);
+    enum { N = 4096 };
+    char *src = pattern(N, 9), *dst = calloc(1, N), desc[DPC_REGION_DESC_MAX];
+    void *h = NULL, *remote = NULL;
+    ck_assert_int_eq(tp->ops->expose(tp, src, N, DPC_MEM_HOST, desc, &h), DPC_OK);
+    ck_assert_int_eq(tp->ops->import(tp, 0, desc, &remote), DPC_OK);
+    ck_assert(!dpc_ucx_work_pending(ux));
+    done_t g = {0};
+    dpc_xfer_t *x;
+    ck_assert_int_eq(tp->ops->iget(tp, 0, remote, 0, dst, N, DPC_MEM_HOST, cb, &g, &x), DPC_OK);
+    ck_assert_int_eq(g.calls, 0);             /* (its end comes from progress) */
+    ck_assert(dpc_ucx_work_pending(ux));
+    ck_assert_int_eq(dpc_ucx_arm(ux), DPC_UCX_ARM_BUSY);
+    drive(&g, 1);
+    ck_assert_int_eq(g.st, DPC_OK);
+    ck_assert_int_eq(memcmp(src, dst, N), 0);
+    ck_assert(!dpc_ucx_work_pending(ux));
+    /* a record nobody has asked for: busy, but no work */
+    done_t s = {0};
+    send(77, src, 16, &s);
+    for (int i = 0; i < 10; i++)
+        tp->ops->progress(tp);
+    ck_assert_int_eq(dpc_ucx_arm(ux), DPC_UCX_ARM_BUSY);
+    ck_assert(!dpc_ucx_work_pending(ux));
+    done_t r = {0};
+    recv(77, dst, 16, &r);
+    drive(&r, 1);
+    tp->ops->unimport(tp, remote);
+    tp->ops->unexpose(tp, h);
+    free(src);
+    free(dst);
+    teardown();
+}
+END_TEST
+
 /* The mailboxes at their largest (DPC_SHM_MAX_MSG, 64 KiB): a message of
  * that size goes by a record (sent and received now), one byte more by the
  * rendezvous; one kept aside for a later receive gets a block of its own
@@ -624,6 +667,7 @@ int main(void)
     tcase_add_test(tc, test_rndv_fin_waits_for_room);
     tcase_add_test(tc, test_rndv_deferred);
     tcase_add_test(tc, test_largest_message);
+    tcase_add_test(tc, test_work_pending);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -916,6 +916,11 @@ static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     sched_yield();
 }
 
+bool dpc_ucx_work_pending(const dpc_ucx_t *ux)
+{
+    return ux->done_head || ux->reads;
+}
+
 int dpc_ucx_arm(dpc_ucx_t *ux)
 {
     if (ux->done_head || ux->reads)

@@ -69,6 +69,10 @@ void dpc_ucx_group_destroy(dpc_transport_t *tp);
 #define DPC_UCX_ARM_BUSY (-1)
 #define DPC_UCX_ARM_NONE (-2)
 int dpc_ucx_arm(dpc_ucx_t *ux);
+/* Whether what keeps the arm busy is work for the next progress (ends to
+ * report, large messages to read), rather than only a mailbox record no
+ * receive wants yet or UCX's own events. */
+bool dpc_ucx_work_pending(const dpc_ucx_t *ux);
 
 /* "UCX 1.13.1; memory types: host, ..." for dpcoll_info and logs. */
 void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len);
