@@ -801,6 +801,21 @@ static bool issue_step(dpc_sched_t *s, int id)
     return true;
 }
 
+/* Whether a test() has made its share of local work (SCHED_TEST_SLICES
+ * slices, work_spent), and which steps wait for the next test once it has:
+ * copies, reductions, and reads and writes of a peer's memory not yet
+ * begun (issues_now says why the next slice of one begun goes on). */
+static bool share_spent(const dpc_sched_t *s)
+{
+    return s->prm.local_slice_bytes && s->worked >= SCHED_TEST_SLICES * s->prm.local_slice_bytes;
+}
+
+static bool in_share(const step_t *st)
+{
+    return st->kind == STEP_COPY || st->kind == STEP_REDUCE ||
+           ((st->kind == STEP_GET || st->kind == STEP_PUT) && st->done == 0);
+}
+
 static bool is_transfer(int kind)
 {
     return kind == STEP_SEND || kind == STEP_RECV || kind == STEP_GET || kind == STEP_PUT ||
@@ -827,7 +842,7 @@ static bool is_transfer(int kind)
 static bool issues_now(const dpc_sched_t *s, const step_t *st, bool spent)
 {
     bool one_sided = st->kind == STEP_GET || st->kind == STEP_PUT;
-    bool held = (s->starting && st->count > SCHED_DEFER_NOW_MAX) || (spent && st->done == 0);
+    bool held = (s->starting && st->count > SCHED_DEFER_NOW_MAX) || (spent && in_share(st));
     return is_transfer(st->kind) && !(one_sided && held);
 }
 
@@ -844,7 +859,7 @@ static bool issues_now(const dpc_sched_t *s, const step_t *st, bool spent)
 static void issue_transfers(dpc_sched_t *s)
 {
     /* (decided once: issuing changes it, and the same steps are kept) */
-    bool spent = s->prm.local_slice_bytes && s->worked >= SCHED_TEST_SLICES * s->prm.local_slice_bytes;
+    bool spent = share_spent(s);
     int start = s->ready_scan > s->ready_head ? s->ready_scan : s->ready_head;
     for (int from = start; from < s->ready_tail && s->status == DPC_OK;) {
         int tail = s->ready_tail;
@@ -918,12 +933,8 @@ static bool user_step_next(const dpc_sched_t *s)
  * docs/bench/s49). */
 static bool work_spent(const dpc_sched_t *s)
 {
-    if (!s->prm.local_slice_bytes || s->worked < SCHED_TEST_SLICES * s->prm.local_slice_bytes ||
-        s->ready_head >= s->ready_tail)
-        return false;
-    const step_t *st = &s->steps[s->ready[s->ready_head]];
-    return st->kind == STEP_COPY || st->kind == STEP_REDUCE ||
-           ((st->kind == STEP_GET || st->kind == STEP_PUT) && st->done == 0);   /* (issues_now) */
+    return s->ready_head < s->ready_tail && share_spent(s) &&
+           in_share(&s->steps[s->ready[s->ready_head]]);
 }
 
 /* Local steps in order, each followed by the transfers it made ready; with

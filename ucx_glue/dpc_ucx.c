@@ -880,12 +880,17 @@ static uint64_t grp_now(dpc_transport_t *tp)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+bool dpc_ucx_work_pending(const dpc_ucx_t *ux)
+{
+    return ux->done_head || ux->reads;
+}
+
 /* Sleep until the worker has something for us (or max_ns passes): with more
  * ranks than cores a spinning rank would starve the peer it waits for. */
 static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
 {
     dpc_ucx_t *ux = ((group_tp_t *)tp)->ux;
-    if (ux->done_head || ux->reads)
+    if (dpc_ucx_work_pending(ux))
         return;
     /* sends waiting for room in a peer's ring: room comes with no message
      * to wake us (the peer just reads), so give the core away, no more */
@@ -916,14 +921,9 @@ static void grp_idle_wait(dpc_transport_t *tp, uint64_t max_ns)
     sched_yield();
 }
 
-bool dpc_ucx_work_pending(const dpc_ucx_t *ux)
-{
-    return ux->done_head || ux->reads;
-}
-
 int dpc_ucx_arm(dpc_ucx_t *ux)
 {
-    if (ux->done_head || ux->reads)
+    if (dpc_ucx_work_pending(ux))
         return DPC_UCX_ARM_BUSY;
     if (ux->efd < 0 || ux->shm_waiting)
         return DPC_UCX_ARM_NONE;     /* (waiting for room: nap, see grp_idle_wait) */
