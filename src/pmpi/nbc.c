@@ -142,28 +142,46 @@ void dpc_nbc_signal_locked(void)
  * notes whether it came within DPC_QUICK_ASK_NS of the op's start
  * (dpc_nbc_asked); after DPC_QUICK_STREAK such ops in a row, a start (and
  * a wait that ends with ops still running) leaves the thread asleep. Ops
- * the program asks for later (it computed meanwhile: a training step's
- * first buckets, finished by the thread or not) bring the wake-ups back,
- * but only when two late asks are independent: the second op started
- * after the first ask, and no op started between them was asked for in
- * time. One late ask alone may be the program's thread preempted between
- * its starts and its wait, which makes every op then in flight late at
- * once; a reset on it woke the thread for the next starts, whose wake-ups
- * preempted the program again (one rank woke it 76 times in 1800 starts
- * here, and more than 90 in CI). A program that does compute is late
- * again in its next round, whatever order it asks in (an MPI_Waitall's
- * ops are asked for newest first, dpc_nbc_asked_in: in a training step,
- * the last bucket, started just before the wait, is asked for in time
- * before the first is asked for late).
+ * the program asks for later (it computed or slept meanwhile) bring the
+ * wake-ups back, by the rule in streak.c: two independent late asks, or
+ * one whose thread slept since the start. The probe for the second (a
+ * getrusage at the start and at a late ask, 0.4 us each here) is taken for
+ * calls of DPC_SLEPT_PROBE_MIN and more: there a
+ * woken thread paid (dpcoll_overlap -k sleep, 2 ranks, a call waited for
+ * at once before each overlapped one, 10 paired rounds: 4 MiB all-to-all
+ * 8% -> 68% hidden, total 0.80 of the time; bcast -2% -> 21%), and below it
+ * did not (1 MiB all-to-all behind a sleep took 1.10 of the time with the
+ * thread woken; docs/bench/s50).
  * What an op left so misses while the program does compute after all: the
  * thread, while ops run or ran in the last PROG_WATCH_IDLE_NS, sleeps at
  * most PROG_WATCH_MS (prog_watching) and then takes on what nobody drives;
  * only then does a start leave it asleep.
  */
-#define DPC_QUICK_ASK_NS 50000u
-#define DPC_QUICK_STREAK 8u
 #define PROG_WATCH_MS 1
 #define PROG_WATCH_IDLE_NS 100000000u
+#define DPC_SLEPT_PROBE_MIN ((size_t)4 << 20)
+
+/* A large call's start: note what dpc_nbc_asked needs to tell a program
+ * that slept from one that was preempted. (At every such start, not only
+ * while the streak holds: else the streak, rebuilt by the calls waited for
+ * at once after a reset, held again every few rounds of dpcoll_overlap and
+ * left its overlapped call asleep in those.) */
+static void probe_at_start(dpc_req_t *op)
+{
+    op->probed = false;
+    if (op->active_bytes < DPC_SLEPT_PROBE_MIN)
+        return;
+    op->started_by = pthread_self();
+    op->nvcsw_at_start = dpc_streak_voluntary_switches();
+    op->probed = op->nvcsw_at_start >= 0;
+}
+
+/* The thread that started op asks for it having slept meanwhile. */
+static bool slept_since_start(const dpc_req_t *op)
+{
+    return op->probed && pthread_equal(pthread_self(), op->started_by) &&
+           dpc_streak_voluntary_switches() > op->nvcsw_at_start;
+}
 
 void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
 {
@@ -174,30 +192,15 @@ void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
     if (!now)
         now = dpc_mono_ns();
     uint64_t inside = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED) - op->inside_at_start;
-    uint64_t late = __atomic_load_n(&dpc_g.late_ask_ns, __ATOMIC_RELAXED);
-    uint64_t quick = __atomic_load_n(&dpc_g.quick_since_ns, __ATOMIC_RELAXED);
-    if (now - op->started_ns < DPC_QUICK_ASK_NS + inside) {
-        if (__atomic_load_n(&dpc_g.quick_asks, __ATOMIC_RELAXED) < DPC_QUICK_STREAK)
-            __atomic_add_fetch(&dpc_g.quick_asks, 1, __ATOMIC_RELAXED);
-        if (late && op->started_ns > late && (!quick || op->started_ns < quick))
-            __atomic_store_n(&dpc_g.quick_since_ns, op->started_ns, __ATOMIC_RELAXED);
-    } else if (!late || op->started_ns > late) {
-        /* (a late op started before the last late ask says nothing new:
-         * the same stall made both late. One started after it confirms
-         * it, unless an op started in between was asked for in time: then
-         * this one is a first late ask again) */
-        if (late && !(quick && quick < op->started_ns))
-            __atomic_store_n(&dpc_g.quick_asks, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&dpc_g.late_ask_ns, now, __ATOMIC_RELAXED);
-        __atomic_store_n(&dpc_g.quick_since_ns, 0, __ATOMIC_RELAXED);
-    }
+    /* (the probe's system call only for a late ask) */
+    bool slept = dpc_streak_late(op->started_ns, inside, now) && slept_since_start(op);
+    dpc_streak_ask(&dpc_g.streak, op->started_ns, inside, now, slept);
 }
 
 /* The thread would only find the program driving: it sleeps, watching. */
 static bool prog_not_wanted_locked(void)
 {
-    return dpc_g.prog_asleep && dpc_g.prog_watching &&
-           __atomic_load_n(&dpc_g.quick_asks, __ATOMIC_RELAXED) >= DPC_QUICK_STREAK;
+    return dpc_g.prog_asleep && dpc_g.prog_watching && dpc_streak_holds(&dpc_g.streak);
 }
 
 /* From under the lock (nothing to do, or a program thread drives) until
@@ -353,6 +356,7 @@ void dpc_nbc_started_locked(dpc_req_t *op, uint64_t entered_ns)
     __atomic_add_fetch(&dpc_g.nb_unjudged, 1, __ATOMIC_RELAXED);
     op->started_ns = dpc_g.nb_last_start_ns = dpc_mono_ns();
     op->inside_at_start = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED);
+    probe_at_start(op);
     /* (a program thread driving the engine signals at its end if the
      * thread is wanted then) */
     if (dpc_g.drivers > 0)

@@ -14,6 +14,7 @@
 #include "dpc_cost.h"
 #include "dpc_ucx.h"
 #include "dpcoll.h"
+#include "streak.h"
 
 /* Why a call went to PMPI_* (stats and logs). */
 typedef enum {
@@ -84,12 +85,8 @@ typedef struct dpc_shim {
                                unsignalled (under the lock) */
     uint64_t nb_last_start_ns;  /* when the last nonblocking or persistent op started
                                (under the lock) */
-    unsigned quick_asks;    /* ops in a row whose end the program asked for at once
-                               after their start (atomic: dpc_nbc_asked) */
-    uint64_t late_ask_ns;   /* when the program last asked late for an op started
-                               after the one before (atomic: dpc_nbc_asked) */
-    uint64_t quick_since_ns;    /* ... the earliest start since then of an op asked
-                               for in time (0: none; atomic) */
+    dpc_streak_t streak;    /* whether the program waits for its ops at once
+                               (dpc_nbc_asked) */
     uint64_t nb_inside_ns;  /* time the program spent in our starts and waits while
                                ops ran (atomic: dpc_nbc_inside) */
     int nb_unjudged;        /* running ops the program has not asked for yet, whose
@@ -333,6 +330,9 @@ typedef struct dpc_req {
     uint64_t inside_at_start;       /* ... and dpc_g.nb_inside_ns then */
     bool judged;                    /* ... and the program has asked for its end since
                                      * (dpc_nbc_asked) */
+    bool probed;                    /* ... large enough for the at-once streak's probe: */
+    pthread_t started_by;           /* the program thread that started it */
+    long nvcsw_at_start;            /* ... and its voluntary context switches then */
 } dpc_req_t;
 typedef struct dpc_ipc_nb dpc_ipc_nb_t;
 

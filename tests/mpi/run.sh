@@ -258,6 +258,17 @@ check "rounds of 4 nonblocking allreduces of 64 KiB waited for at once, then aft
 check "... and the progress thread left asleep at no more starts than those waited for at once (608 of 1800)" \
     both_ranks_at_most "$out" 608 \
     "s/.*nonblocking and persistent: 1800 started, .*left asleep \([0-9]*\) times.*/\1/p"
+# A program that waits for one call at once and sleeps behind the next
+# (its computation elsewhere: a GPU) in each round: the slept call's late
+# ask ends the at-once streak by itself, and the starts wake the thread
+# (the calls waited for at once in between kept the streak for good
+# before: 100-109 of 120 starts left it asleep; see test_sleep_later).
+out=$(DPCOLL_STATS=1 mpi 2 "$misc" sleeplater 2>&1); rc=$?
+echo "$out" | grep -v '^libdpcoll stats' | tail -2
+check "rounds of nonblocking allreduces of 4 MiB, two waited for at once, then one after a 300 us sleep, 2 ranks: exact values" test $rc -eq 0
+check "... and the progress thread left asleep at no more than 1 in 20 of their 120 starts" \
+    both_ranks_at_most "$out" 6 \
+    "s/.*nonblocking and persistent: 120 started, .*left asleep \([0-9]*\) times.*/\1/p"
 # dpcoll_bench checks every row against the closed form (#wrong): every
 # algorithm, blocking, 4 nonblocking in flight and 4 persistent requests.
 # (2 ranks: with more than the 2 cores, MPICH's own spinning calls take

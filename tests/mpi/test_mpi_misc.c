@@ -1904,6 +1904,48 @@ START_TEST(test_wait_later)
 }
 END_TEST
 
+/* Rounds of two MPI_Iallreduce of 4 MiB waited for at once, then a third
+ * with the program sleeping between its start and its wait (a computation
+ * elsewhere: a GPU, a file), checked exactly. The late ask of the slept
+ * call ends the at-once streak by itself (src/pmpi/streak.c): the calls
+ * waited for at once in between kept it for good before, and the slept
+ * call waited for the thread's 1 ms watch (dpcoll_overlap -k sleep).
+ * tests/mpi/run.sh runs it with DPCOLL_STATS=1 at 2 ranks and checks that
+ * starts left the thread asleep at most once in 20. */
+#define SLEPT_INTS ((4 << 20) / (int)sizeof(int))
+#define SLEPT_ROUNDS 40
+START_TEST(test_sleep_later)
+{
+    size_t n = SLEPT_INTS;
+    int *in = malloc(sizeof(int) * n), *out = malloc(sizeof(int) * n);
+    for (int round = 0; round < SLEPT_ROUNDS; round++)
+        for (int call = 0; call < 3; call++) {
+            int gen = round * 3 + call + 1;
+            for (size_t k = 0; k < n; k++) {
+                in[k] = (t_rank + 1) * gen + (int)(k % 1000);
+                out[k] = -1;
+            }
+            MPI_Request r;
+            MPI_Iallreduce(in, out, (int)n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+            if (call == 2)
+                usleep((useconds_t)COMPUTE_US);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            for (size_t k = 0; k < n; k++) {
+                int want = t_size * (t_size + 1) / 2 * gen + t_size * (int)(k % 1000);
+                t_cases++;
+                if (out[k] != want) {
+                    t_fail("allreduce round %d call %d, element %zu: %d, expected %d", round,
+                           call, k, out[k], want);
+                    break;
+                }
+            }
+        }
+    free(in);
+    free(out);
+    t_agree("allreduces of 4 MiB, two waited for at once, then one after a sleep");
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "errors";
@@ -1965,6 +2007,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, test_wait_now);
     else if (!strcmp(mode, "waitlater"))
         tcase_add_test(tc, test_wait_later);
+    else if (!strcmp(mode, "sleeplater"))
+        tcase_add_test(tc, test_sleep_later);
     else if (!strcmp(mode, "mpiprogress"))
         add_mpi_progress_test(tc);
     suite_add_tcase(s, tc);
