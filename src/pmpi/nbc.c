@@ -146,12 +146,12 @@ void dpc_nbc_signal_locked(void)
  * wake-ups back, by the rule in streak.c: two independent late asks, or
  * one whose thread slept since the start. The probe for the second (a
  * getrusage at the start and at a late ask, 0.4 us each here) is taken for
- * calls of DPC_SLEPT_PROBE_MIN and more: there a
- * woken thread paid (dpcoll_overlap -k sleep, 2 ranks, a call waited for
- * at once before each overlapped one, 10 paired rounds: 4 MiB all-to-all
- * 8% -> 68% hidden, total 0.80 of the time; bcast -2% -> 21%), and below it
- * did not (1 MiB all-to-all behind a sleep took 1.10 of the time with the
- * thread woken; docs/bench/s50).
+ * calls of DPC_SLEPT_PROBE_MIN and more: there a woken thread paid
+ * (dpcoll_overlap -k sleep, 2 ranks, two calls waited for at once before
+ * each overlapped one, 8 paired rounds: 4 MiB all-to-all 12% -> 80%
+ * hidden, total 0.76 of the time; allreduce 24% -> 44%, 0.80), and below
+ * it did not (1 MiB all-to-all behind a sleep took 1.10 of the time with
+ * the thread woken; docs/bench/s50).
  * What an op left so misses while the program does compute after all: the
  * thread, while ops run or ran in the last PROG_WATCH_IDLE_NS, sleeps at
  * most PROG_WATCH_MS (prog_watching) and then takes on what nobody drives;
