@@ -7,6 +7,9 @@
 #include <check.h>
 #include "check_run.h"
 #include "pmpi/streak.h"
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define US 1000u
@@ -103,26 +106,60 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
+static void compute_a_while(void)
+{
+    volatile double x = 1;
+    for (int k = 0; k < 200000; k++)
+        x = x * 1.0000001 + 1e-9;
+}
+
+/* Another thread, which sleeps until it has made more voluntary switches
+ * than the probe's thread had: its count alone would say "slept". */
+static void *sleep_and_look(void *arg)
+{
+    const dpc_streak_probe_t *pr = arg;
+    struct rusage ru;
+    for (int i = 0; i < 10000; i++) {
+        getrusage(RUSAGE_THREAD, &ru);
+        if (ru.ru_nvcsw > pr->nvcsw)
+            break;
+        sleep_us(10);
+    }
+    return (void *)(intptr_t)dpc_streak_slept(pr);
+}
+
 /* The probe: a sleep gives the core up; computing does not, preempted or
- * not (a preemption is an involuntary switch). */
+ * not (a preemption is an involuntary switch); and only the thread that
+ * took the probe can tell (another thread's switches are not its). */
 START_TEST(test_probe_counts_sleeps_not_computing)
 {
     for (int i = 0; i < 5; i++) {
-        long before = dpc_streak_voluntary_switches();
-        ck_assert_int_ge(before, 0);
+        dpc_streak_probe_t pr;
+        dpc_streak_probe(&pr);
+        ck_assert(pr.taken);
         sleep_us(200);
-        ck_assert_int_gt(dpc_streak_voluntary_switches(), before);
+        ck_assert(dpc_streak_slept(&pr));
     }
     int quiet = 0;
     for (int i = 0; i < 5; i++) {
-        long before = dpc_streak_voluntary_switches();
-        volatile double x = 1;
-        for (int k = 0; k < 200000; k++)
-            x = x * 1.0000001 + 1e-9;
-        quiet += dpc_streak_voluntary_switches() == before;
+        dpc_streak_probe_t pr;
+        dpc_streak_probe(&pr);
+        compute_a_while();
+        quiet += !dpc_streak_slept(&pr);
     }
     /* (one in five may meet a page fault that waits for the disk) */
     ck_assert_int_ge(quiet, 4);
+    dpc_streak_probe_t pr;
+    dpc_streak_probe(&pr);
+    pthread_t other;
+    void *res;
+    ck_assert_int_eq(pthread_create(&other, NULL, sleep_and_look, &pr), 0);
+    ck_assert_int_eq(pthread_join(other, &res), 0);   /* (this thread blocks here too) */
+    ck_assert(!(intptr_t)res);
+    ck_assert(dpc_streak_slept(&pr));
+    dpc_streak_probe_t none = {0};
+    sleep_us(200);
+    ck_assert(!dpc_streak_slept(&none));
 }
 END_TEST
 

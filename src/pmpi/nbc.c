@@ -168,19 +168,9 @@ void dpc_nbc_signal_locked(void)
  * left its overlapped call asleep in those.) */
 static void probe_at_start(dpc_req_t *op)
 {
-    op->probed = false;
-    if (op->active_bytes < DPC_SLEPT_PROBE_MIN)
-        return;
-    op->started_by = pthread_self();
-    op->nvcsw_at_start = dpc_streak_voluntary_switches();
-    op->probed = op->nvcsw_at_start >= 0;
-}
-
-/* The thread that started op asks for it having slept meanwhile. */
-static bool slept_since_start(const dpc_req_t *op)
-{
-    return op->probed && pthread_equal(pthread_self(), op->started_by) &&
-           dpc_streak_voluntary_switches() > op->nvcsw_at_start;
+    op->probe.taken = false;
+    if (op->active_bytes >= DPC_SLEPT_PROBE_MIN)
+        dpc_streak_probe(&op->probe);
 }
 
 void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
@@ -193,7 +183,7 @@ void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
         now = dpc_mono_ns();
     uint64_t inside = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED) - op->inside_at_start;
     /* (the probe's system call only for a late ask) */
-    bool slept = dpc_streak_late(op->started_ns, inside, now) && slept_since_start(op);
+    bool slept = dpc_streak_late(op->started_ns, inside, now) && dpc_streak_slept(&op->probe);
     dpc_streak_ask(&dpc_g.streak, op->started_ns, inside, now, slept);
 }
 

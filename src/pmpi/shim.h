@@ -330,9 +330,8 @@ typedef struct dpc_req {
     uint64_t inside_at_start;       /* ... and dpc_g.nb_inside_ns then */
     bool judged;                    /* ... and the program has asked for its end since
                                      * (dpc_nbc_asked) */
-    bool probed;                    /* ... large enough for the at-once streak's probe: */
-    pthread_t started_by;           /* the program thread that started it */
-    long nvcsw_at_start;            /* ... and its voluntary context switches then */
+    dpc_streak_probe_t probe;       /* ... taken at its start if large enough
+                                     * (DPC_SLEPT_PROBE_MIN, nbc.c) */
 } dpc_req_t;
 typedef struct dpc_ipc_nb dpc_ipc_nb_t;
 

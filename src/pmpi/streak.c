@@ -35,10 +35,23 @@
 #include "streak.h"
 #include <sys/resource.h>
 
-long dpc_streak_voluntary_switches(void)
+/* The calling thread's voluntary context switches so far (-1: unknown). */
+static long voluntary_switches(void)
 {
     struct rusage ru;
     return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw : -1;
+}
+
+void dpc_streak_probe(dpc_streak_probe_t *pr)
+{
+    pr->by = pthread_self();
+    pr->nvcsw = voluntary_switches();
+    pr->taken = pr->nvcsw >= 0;
+}
+
+bool dpc_streak_slept(const dpc_streak_probe_t *pr)
+{
+    return pr->taken && pthread_equal(pthread_self(), pr->by) && voluntary_switches() > pr->nvcsw;
 }
 
 void dpc_streak_ask(dpc_streak_t *st, uint64_t started_ns, uint64_t inside_ns, uint64_t now,

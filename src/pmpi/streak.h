@@ -13,6 +13,7 @@
 #ifndef DPC_STREAK_H
 #define DPC_STREAK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -46,9 +47,18 @@ typedef struct dpc_streak {
 void dpc_streak_ask(dpc_streak_t *st, uint64_t started_ns, uint64_t inside_ns, uint64_t now,
                     bool slept);
 
-/* The calling thread's voluntary context switches so far (-1: unknown):
- * the probe behind dpc_streak_ask's slept. */
-long dpc_streak_voluntary_switches(void);
+/* The probe behind dpc_streak_ask's slept: taken at a call's start by the
+ * thread that starts it, looked at by the thread that asks for its end. */
+typedef struct dpc_streak_probe {
+    bool taken;
+    pthread_t by;    /* the thread that took it */
+    long nvcsw;      /* ... and its voluntary context switches then */
+} dpc_streak_probe_t;
+
+void dpc_streak_probe(dpc_streak_probe_t *pr);
+/* The calling thread took pr and gave its core up since (a sleep, a wait
+ * for a device or a file). */
+bool dpc_streak_slept(const dpc_streak_probe_t *pr);
 
 static inline bool dpc_streak_holds(const dpc_streak_t *st)
 {
