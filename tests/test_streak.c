@@ -14,17 +14,32 @@
 
 #define US 1000u
 
-/* An op started at t (us) asked for after span us, none of it inside our
- * calls. */
-static void ask(dpc_streak_t *st, uint64_t t, uint64_t span, bool slept)
+static void sleep_us(long us)
 {
-    dpc_streak_ask(st, (t + 1) * US, 0, (t + 1 + span) * US, slept);
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
 }
 
-static void build(dpc_streak_t *st, uint64_t *t)
+/* An op started at t (us) asked for after span us, none of it inside our
+ * calls; slept: by a thread that took the op's probe and slept since
+ * (really: the probe is the one the library takes). */
+static void ask(dpc_streak_t *st, uint64_t t, uint64_t span, bool slept)
 {
+    dpc_streak_probe_t pr;
+    if (slept) {
+        dpc_streak_probe(&pr);
+        sleep_us(50);
+    }
+    dpc_streak_ask(st, (t + 1) * US, 0, (t + 1 + span) * US, slept ? &pr : NULL);
+}
+
+/* A streak made of DPC_QUICK_STREAK quick asks, the clock at *t after them. */
+static dpc_streak_t built(uint64_t *t)
+{
+    dpc_streak_t st = {0};
     for (unsigned i = 0; i < DPC_QUICK_STREAK; i++, *t += 10)
-        ask(st, *t, 5, false);
+        ask(&st, *t, 5, false);
+    return st;
 }
 
 START_TEST(test_builds_from_quick_asks)
@@ -40,7 +55,7 @@ START_TEST(test_builds_from_quick_asks)
     /* time in our own starts and waits is not the program's */
     dpc_streak_t in = {0};
     for (unsigned i = 0; i < DPC_QUICK_STREAK; i++)
-        dpc_streak_ask(&in, (1000 + 1000 * i) * US, 480 * US, (1000 + 1000 * i + 500) * US, false);
+        dpc_streak_ask(&in, (1000 + 1000 * i) * US, 480 * US, (1000 + 1000 * i + 500) * US, NULL);
     ck_assert(dpc_streak_holds(&in));
 }
 END_TEST
@@ -48,9 +63,8 @@ END_TEST
 /* One late ask alone may be a preemption; two independent ones end it. */
 START_TEST(test_two_independent_late_asks_end_it)
 {
-    dpc_streak_t st = {0};
     uint64_t t = 0;
-    build(&st, &t);
+    dpc_streak_t st = built(&t);
     ask(&st, t, 300, false);   /* late, not slept: one alone */
     ck_assert(dpc_streak_holds(&st));
     t += 400;
@@ -62,9 +76,8 @@ END_TEST
 /* A late ask after an op asked for in time is a first late ask again. */
 START_TEST(test_quick_ask_between_keeps_it)
 {
-    dpc_streak_t st = {0};
     uint64_t t = 0;
-    build(&st, &t);
+    dpc_streak_t st = built(&t);
     for (int round = 0; round < 20; round++) {
         ask(&st, t, 300, false);
         t += 400;
@@ -85,9 +98,8 @@ END_TEST
  * a late ask of a thread that slept ends it at once. */
 START_TEST(test_slept_late_ask_ends_it)
 {
-    dpc_streak_t st = {0};
     uint64_t t = 0;
-    build(&st, &t);
+    dpc_streak_t st = built(&t);
     ask(&st, t, 5, false);
     t += 10;
     ask(&st, t, 300, true);
@@ -99,12 +111,6 @@ START_TEST(test_slept_late_ask_ends_it)
     ck_assert(dpc_streak_holds(&st));
 }
 END_TEST
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {0, us * 1000};
-    nanosleep(&ts, NULL);
-}
 
 static void compute_a_while(void)
 {

@@ -182,9 +182,7 @@ void dpc_nbc_asked(dpc_req_t *op, uint64_t now)
     if (!now)
         now = dpc_mono_ns();
     uint64_t inside = __atomic_load_n(&dpc_g.nb_inside_ns, __ATOMIC_RELAXED) - op->inside_at_start;
-    /* (the probe's system call only for a late ask) */
-    bool slept = dpc_streak_late(op->started_ns, inside, now) && dpc_streak_slept(&op->probe);
-    dpc_streak_ask(&dpc_g.streak, op->started_ns, inside, now, slept);
+    dpc_streak_ask(&dpc_g.streak, op->started_ns, inside, now, &op->probe);
 }
 
 /* The thread would only find the program driving: it sleeps, watching. */

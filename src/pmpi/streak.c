@@ -55,11 +55,11 @@ bool dpc_streak_slept(const dpc_streak_probe_t *pr)
 }
 
 void dpc_streak_ask(dpc_streak_t *st, uint64_t started_ns, uint64_t inside_ns, uint64_t now,
-                    bool slept)
+                    const dpc_streak_probe_t *probe)
 {
     uint64_t late = __atomic_load_n(&st->late_ask_ns, __ATOMIC_RELAXED);
     uint64_t quick = __atomic_load_n(&st->quick_since_ns, __ATOMIC_RELAXED);
-    if (!dpc_streak_late(started_ns, inside_ns, now)) {
+    if (now - started_ns < DPC_QUICK_ASK_NS + inside_ns) {
         if (__atomic_load_n(&st->quick_asks, __ATOMIC_RELAXED) < DPC_QUICK_STREAK)
             __atomic_add_fetch(&st->quick_asks, 1, __ATOMIC_RELAXED);
         if (late && started_ns > late && (!quick || started_ns < quick))
@@ -69,7 +69,8 @@ void dpc_streak_ask(dpc_streak_t *st, uint64_t started_ns, uint64_t inside_ns, u
          * the same stall made both late. One started after it confirms
          * it, unless an op started in between was asked for in time: then
          * this one is a first late ask again) */
-        if (slept || (late && !(quick && quick < started_ns)))
+        /* (the probe's system call only here, for a late ask) */
+        if ((late && !(quick && quick < started_ns)) || (probe && dpc_streak_slept(probe)))
             __atomic_store_n(&st->quick_asks, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&st->late_ask_ns, now, __ATOMIC_RELAXED);
         __atomic_store_n(&st->quick_since_ns, 0, __ATOMIC_RELAXED);
