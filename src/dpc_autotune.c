@@ -59,6 +59,20 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+unsigned long long dpc_autotune_again_after(double call_every, double period,
+                                            unsigned trial_calls)
+{
+    if (!(period > 0) || !(call_every > 0) || !isfinite(call_every))
+        return 0;
+    double calls = period / call_every, least = (double)DPC_AUTOTUNE_AGAIN_TRIALS * trial_calls;
+    if (calls < least)
+        calls = least;
+    if (calls > 1e18)
+        return (unsigned long long)1e18;
+    unsigned long long n = (unsigned long long)calls;
+    return (double)n < calls ? n + 1 : n;   /* (rounded up) */
+}
+
 double dpc_autotune_median(double *v, int n)
 {
     if (n <= 0)

@@ -76,4 +76,32 @@ double dpc_autotune_median(double *v, int n);
 int dpc_autotune_decide(const double *times, int nranks, int ncand, double margin,
                         double *slowest);
 
+/* Measuring again: a machine's state can change within a run, and the
+ * algorithm kept with it. This project's VM flips every ten seconds to a
+ * minute between a state in which records through the shared-memory
+ * mailboxes cross between its two cores at 90-140 us per MiB and one in
+ * which they take 240-350, and the algorithm fastest in one was 1.15-1.8x
+ * slower than another in the other (the reduce-scatter's ring against
+ * recursive halving at 512 KiB-2 MiB, the allreduce's ring against the
+ * direct one; docs/bench/s51/modes_1.txt). So a decided signature is
+ * measured again after about `period` seconds of the program's run
+ * (DPCOLL_AUTOTUNE_PERIOD, default DPC_AUTOTUNE_PERIOD_S): after as many
+ * of its calls as come in that time at `call_every` seconds apart (the
+ * program's pace with that signature during its measurement, the slowest
+ * rank's, which every rank has alike from the decision's exchange, so that
+ * all start again at the same call). Never fewer than
+ * DPC_AUTOTUNE_AGAIN_TRIALS times the calls a measurement takes
+ * (trial_calls), so that the candidates tried, some slower, are at most a
+ * ninth of the calls of a program that calls slowly. 0 (never again) where
+ * period is 0 or the pace is not a positive number. Why 2 s: a loop of a
+ * 1 MiB allreduce and a 2 MiB reduce-scatter at 2 ranks (four 20-second
+ * runs of each setting in turn) took 734 us a round with the model's
+ * choices, 601 decided once, 527 measured again every 5 s and 487 every
+ * 1 s (docs/bench/s51/long_loop_ab.txt), where the trials cost well under
+ * 1%; at 2 s they cost as little at a slow program's pace. */
+#define DPC_AUTOTUNE_PERIOD_S 2.0
+#define DPC_AUTOTUNE_AGAIN_TRIALS 8
+unsigned long long dpc_autotune_again_after(double call_every, double period,
+                                            unsigned trial_calls);
+
 #endif

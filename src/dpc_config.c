@@ -25,6 +25,7 @@ void dpc_config_defaults(dpc_config_t *cfg)
     cfg->shm_max = DPC_DEFAULT_SHM_MAX;
     cfg->push_max = DPC_PUSH_MAX_ALL;
     cfg->hugepages = true;
+    cfg->autotune_period = DPC_AUTOTUNE_PERIOD_S;
 }
 
 void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len)
@@ -155,6 +156,16 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
         }
         cfg->autotune = (unsigned)n;
     }
+    if ((v = getenv("DPCOLL_AUTOTUNE_PERIOD"))) {
+        errno = 0;
+        double t = strtod(v, &end);
+        if (!*v || *end || errno || !(t >= 0) || t > 1e6) {
+            snprintf(err, errlen, "DPCOLL_AUTOTUNE_PERIOD=%s: expected seconds, 0 (measure once) "
+                     "to 1000000", v);
+            return DPC_ERR_ARG;
+        }
+        cfg->autotune_period = t;
+    }
     if ((v = getenv("DPCOLL_SEG_BYTES"))) {
         unsigned long long b = strtoull(v, &end, 10);
         if (*end || b < 64 || b > (1ull << 32)) {
@@ -193,7 +204,7 @@ static int algo_index(const dpc_algo_t *al)
 /* The shared settings' layout in the packed form. */
 enum {
     SH_DISABLE, SH_TIMEOUT, SH_SEG, SH_ONE_SIDED, SH_TUNE_FILE, SH_DEVICE_REDUCE, SH_SHM,
-    SH_SHM_MAX, SH_IPC, SH_IPC_MIN, SH_PUSH_MAX, SH_AUTOTUNE,
+    SH_SHM_MAX, SH_IPC, SH_IPC_MIN, SH_PUSH_MAX, SH_AUTOTUNE, SH_AUTOTUNE_PERIOD,
     SH_FORCE,                                   /* DPC_COLL_COUNT of them */
     SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
     SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
@@ -217,6 +228,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[SH_IPC_MIN] = (long long)cfg->ipc_min;
     v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* no limit: -1 */
     v[SH_AUTOTUNE] = cfg->autotune;
+    v[SH_AUTOTUNE_PERIOD] = (long long)(cfg->autotune_period * 1e6 + 0.5);   /* (microseconds) */
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[SH_FORCE + c] = algo_index(cfg->force[c]);
     /* the cost constants decide the algorithm: bit for bit the same */
@@ -253,6 +265,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->ipc_min = (size_t)v[SH_IPC_MIN];
     cfg->push_max = (size_t)v[SH_PUSH_MAX];
     cfg->autotune = (unsigned)v[SH_AUTOTUNE];
+    cfg->autotune_period = (double)v[SH_AUTOTUNE_PERIOD] / 1e6;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[SH_FORCE + c] >= 0 ? dpc_algos()[v[SH_FORCE + c]] : NULL;
     for (int i = 0; i < DPC_COST_SETS; i++) {

@@ -45,6 +45,9 @@ typedef struct dpc_config {
                                               blocking call's signature is measured with
                                               before the fastest is kept (0: off, the model
                                               decides; at most DPC_AUTOTUNE_MAX_CALLS) */
+    double autotune_period;                /* DPCOLL_AUTOTUNE_PERIOD: seconds' worth of a
+                                              decided signature's calls before it is
+                                              measured again (0: never; dpc_autotune.h) */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
@@ -87,7 +90,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
  * ranks), as integers; log level and stats are local and not included. */
 #define DPC_CONFIG_RULE_INTS 6   /* a measured choice: collective, ranks, lo, hi, algorithm,
                                     calls */
-#define DPC_CONFIG_SHARED_INTS (13 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS) + \
+#define DPC_CONFIG_SHARED_INTS (14 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS) + \
                                 DPC_COST_RULES * DPC_CONFIG_RULE_INTS)
 
 /* Tune files: "key = value" lines; '#' starts a comment. Per set of

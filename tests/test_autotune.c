@@ -190,6 +190,26 @@ START_TEST(test_turn)
 }
 END_TEST
 
+/* When a decided signature is measured again: after the calls that come
+ * in `period` seconds at the program's pace, rounded up; never sooner
+ * than DPC_AUTOTUNE_AGAIN_TRIALS measurements' worth of calls; never
+ * where the period is 0 or the pace unknown (no time, infinite, NaN). */
+START_TEST(test_again_after)
+{
+    /* 5 s at 1 ms a call: 5000 calls; at 3 ms, 1667 (1666.67 up) */
+    ck_assert_uint_eq(dpc_autotune_again_after(1e-3, 5, 9), 5000);
+    ck_assert_uint_eq(dpc_autotune_again_after(3e-3, 5, 9), 1667);
+    /* a slow pace: at least 4 measurements' worth (9 calls each) */
+    ck_assert_uint_eq(dpc_autotune_again_after(0.5, 5, 9), DPC_AUTOTUNE_AGAIN_TRIALS * 9);
+    ck_assert_uint_eq(dpc_autotune_again_after(1e-6, 1e-9, 7), DPC_AUTOTUNE_AGAIN_TRIALS * 7);
+    ck_assert_uint_eq(dpc_autotune_again_after(1e-3, 0, 9), 0);
+    ck_assert_uint_eq(dpc_autotune_again_after(0, 5, 9), 0);
+    ck_assert_uint_eq(dpc_autotune_again_after(INFINITY, 5, 9), 0);
+    ck_assert_uint_eq(dpc_autotune_again_after(NAN, 5, 9), 0);
+    ck_assert_uint_eq(dpc_autotune_again_after(-1e-3, 5, 9), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("autotune");
@@ -199,6 +219,7 @@ int main(void)
     tcase_add_test(tc, test_median);
     tcase_add_test(tc, test_decide);
     tcase_add_test(tc, test_turn);
+    tcase_add_test(tc, test_again_after);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -173,6 +173,34 @@ START_TEST(test_autotune)
 }
 END_TEST
 
+/* DPCOLL_AUTOTUNE_PERIOD: seconds, DPC_AUTOTUNE_PERIOD_S by default, 0 to
+ * measure once; from rank 0 too (the ranks must measure again at the same
+ * call), to the microsecond */
+START_TEST(test_autotune_period)
+{
+    dpc_config_t cfg, other;
+    char err[256] = "";
+    dpc_config_defaults(&cfg);
+    ck_assert(cfg.autotune_period == DPC_AUTOTUNE_PERIOD_S);
+    ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE_PERIOD", "0.25", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.autotune_period == 0.25);
+    long long v[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&cfg, v);
+    dpc_config_defaults(&other);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert_msg(other.autotune_period == 0.25, "%g", other.autotune_period);
+    ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE_PERIOD", "0", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.autotune_period == 0);
+    const char *bad[] = {"-1", "soon", "", "2s", "nan", "1e7"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = 0;
+        ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE_PERIOD", bad[i], &cfg, err, sizeof(err)),
+                         DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, "DPCOLL_AUTOTUNE_PERIOD") != NULL, "%s: %s", bad[i], err);
+    }
+}
+END_TEST
+
 START_TEST(test_shared_settings_travel)
 {
     dpc_config_t root, other;
@@ -216,6 +244,7 @@ int main(void)
     TCase *tc = tcase_create("settings");
     tcase_add_test(tc, test_ipc_settings);
     tcase_add_test(tc, test_autotune);
+    tcase_add_test(tc, test_autotune_period);
     tcase_add_test(tc, test_tune_file_push_max);
     tcase_add_test(tc, test_shared_settings_travel);
     tcase_add_test(tc, test_push_max);

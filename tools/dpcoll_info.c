@@ -109,6 +109,9 @@ int main(int argc, char **argv)
     printf("  DPCOLL_EXPLAIN                         %d\n", cfg.explain);
     printf("  DPCOLL_AUTOTUNE                        %u%s\n", cfg.autotune,
            cfg.autotune ? " measured calls per candidate algorithm" : " (off: the model decides)");
+    printf("  DPCOLL_AUTOTUNE_PERIOD                 %g%s\n", cfg.autotune_period,
+           cfg.autotune_period > 0 ? " s of a decided signature's calls before measuring again"
+                                   : " (measured once)");
     printf("  DPCOLL_PROGRESS_THREAD                 %s\n",
            cfg.progress_idle ? "idle" : cfg.progress_thread ? "1" : "0");
     printf("  DPCOLL_ONE_SIDED                       %d\n", cfg.one_sided);

@@ -13,7 +13,10 @@
  * the next call of that signature the ranks exchange the median of each
  * candidate's N times (an allgather of a few doubles) and every
  * rank keeps the one whose slowest rank's median is least, if it beats the
- * model's pick by DPC_AUTOTUNE_MARGIN, the same on all.
+ * model's pick by DPC_AUTOTUNE_MARGIN, the same on all. After
+ * DPCOLL_AUTOTUNE_PERIOD seconds' worth of the kept algorithm's calls it
+ * is all measured again (dpc_autotune_again_after: the machine's state
+ * may have changed, and which algorithm is fastest with it).
  *
  * Every rank must count the same calls, in the same order, or they would
  * run different algorithms in one call: a call is measured when its
@@ -38,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* signatures measured at once per communicator: a training step's buckets
  * and its few other large calls; a signature whose slot was taken by
@@ -54,6 +58,11 @@ typedef struct autotune_rec {
     /* seconds of candidate k's measured call r (NaN: failed, or not back) */
     double t[DPC_AUTOTUNE_CANDIDATES][DPC_AUTOTUNE_MAX_CALLS];
     const dpc_algo_t *kept;     /* decided; NULL while measuring */
+    bool measured_before;       /* decided before, now measured again */
+    double first_at;            /* when the measurement's first call started (seconds) */
+    unsigned long long kept_calls, again_after;   /* calls since the decision, and how
+                                                     many before measuring again (0:
+                                                     never; dpc_autotune_again_after) */
 } autotune_rec_t;
 
 struct dpc_autotune_state {
@@ -74,9 +83,17 @@ static bool same_signature(const autotune_rec_t *r, const dpc_coll_args_t *a)
            r->root == a->root;
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void start_signature(autotune_rec_t *r, const dpc_coll_args_t *a)
 {
     memset(r, 0, sizeof(*r));
+    r->first_at = seconds_now();
     r->used = true;
     r->coll = (int)a->coll;
     r->count = a->count;
@@ -114,8 +131,10 @@ static void explain(const dpc_req_t *op, const autotune_rec_t *r, const double *
 static int decide(dpc_req_t *op, autotune_rec_t *r)
 {
     unsigned n = dpc_g.cfg.autotune;
-    int p = op->c->size, nc = r->ncand;
-    double mine[DPC_AUTOTUNE_CANDIDATES], got[DPC_AUTOTUNE_MAX_CALLS];
+    int p = op->c->size, nc = r->ncand, w = nc + 1;
+    /* each candidate's median, then the seconds between this rank's calls
+     * of the signature while it was measured (the program's pace) */
+    double mine[DPC_AUTOTUNE_CANDIDATES + 1], got[DPC_AUTOTUNE_MAX_CALLS];
     for (int k = 0; k < nc; k++) {
         int m = 0;
         for (unsigned i = 0; i < n; i++)   /* (only counted calls have times) */
@@ -123,26 +142,38 @@ static int decide(dpc_req_t *op, autotune_rec_t *r)
                 got[m++] = r->t[k][i];
         mine[k] = dpc_autotune_median(got, m);   /* (none back: +inf) */
     }
-    double *all = malloc(sizeof(double) * (size_t)p * (size_t)nc);
+    mine[nc] = (seconds_now() - r->first_at) / (double)r->issued;
+    double *all = malloc(sizeof(double) * (size_t)p * (size_t)w);
     if (!all)
         return dpc_raise(op->comm, MPI_ERR_NO_MEM, "%s: out of memory for DPCOLL_AUTOTUNE's "
                          "exchange of times", op->job->call);
     /* (libdpcoll's own call: not counted, not explained, nothing forced) */
     bool was = dpc_tl_quiet;
     dpc_tl_quiet = true;
-    int rc = dpc_own_allgather(mine, (int)(sizeof(double) * (size_t)nc), all, op->comm,
+    int rc = dpc_own_allgather(mine, (int)(sizeof(double) * (size_t)w), all, op->comm,
                                op->job->call);
     dpc_tl_quiet = was;
     if (rc != MPI_SUCCESS) {
         free(all);
         return rc;
     }
+    /* (in place: rank q's medians to q * nc, its pace kept aside; the
+     * slowest pace, from every rank's numbers, is the same on all) */
+    double pace = 0;
+    for (int q = 0; q < p; q++) {
+        double its = all[q * w + nc];
+        pace = its > pace ? its : pace;
+        memmove(&all[q * nc], &all[q * w], sizeof(double) * (size_t)nc);
+    }
     double slowest[DPC_AUTOTUNE_CANDIDATES];
     int best = dpc_autotune_decide(all, p, nc, DPC_AUTOTUNE_MARGIN, slowest);
     free(all);
     r->kept = r->cand[best];
+    r->again_after = dpc_autotune_again_after(pace, dpc_g.cfg.autotune_period,
+                                              DPC_AUTOTUNE_TRIAL_CALLS(n, nc));
     dpc_lock(dpc_g.mt);
     dpc_g.tuned++;
+    dpc_g.retuned += r->measured_before;
     dpc_g.tuned_other += best != 0;
     if (dpc_g.cfg.explain && op->c->rank == 0)
         explain(op, r, slowest, best, n);
@@ -173,6 +204,10 @@ int dpc_autotune_pick(dpc_req_t *op, const dpc_algo_t **al)
         int rc = decide(op, r);
         if (rc != MPI_SUCCESS)
             return rc;
+    }
+    if (r->kept && r->again_after && ++r->kept_calls > r->again_after) {
+        start_signature(r, a);   /* (the same call on every rank: counted alike) */
+        r->measured_before = true;
     }
     if (r->kept) {
         *al = r->kept;

@@ -1166,8 +1166,9 @@ void dpc_stats_print(void)
     }
     if (dpc_g.cfg.autotune)
         fprintf(stderr, "libdpcoll stats: rank %d autotune: %llu call signatures measured and "
-                        "decided, %llu of them keeping another algorithm than the model's\n",
-                dpc_g.world_rank, dpc_g.tuned, dpc_g.tuned_other);
+                        "decided, %llu of them keeping another algorithm than the model's, "
+                        "%llu of them measured again (after DPCOLL_AUTOTUNE_PERIOD)\n",
+                dpc_g.world_rank, dpc_g.tuned, dpc_g.tuned_other, dpc_g.retuned);
     if (dpc_g.nb_started)
         fprintf(stderr, "libdpcoll stats: rank %d nonblocking and persistent: %llu started, "
                         "the progress thread woken for them %llu times (and left asleep "

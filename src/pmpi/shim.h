@@ -70,6 +70,8 @@ typedef struct dpc_shim {
     unsigned long long tuned, tuned_other;   /* DPCOLL_STATS: call signatures
                                DPCOLL_AUTOTUNE decided, and how many of them kept an
                                algorithm other than the model's */
+    unsigned long long retuned;   /* ... of those decisions, the ones after measuring a
+                                     decided signature again (DPCOLL_AUTOTUNE_PERIOD) */
     unsigned long long nb_started, prog_wakes;   /* DPCOLL_STATS: nonblocking and
                                persistent starts, and how often the progress thread
                                was woken for them (under the lock) */

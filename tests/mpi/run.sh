@@ -358,6 +358,18 @@ check "... tried more than one allreduce algorithm, and decided signatures" \
     sh -c 'echo "$1" | grep -q "rank 0 allreduce: 23 on libdpcoll ([a-z_]* [0-9]*, " &&
            echo "$1" | grep -q "rank 0 autotune: [1-9][0-9]* call signatures measured and decided"' \
     _ "$out"
+# DPCOLL_AUTOTUNE_PERIOD: a decided signature measured again after that
+# many seconds of calls, at least 8 measurements' worth (here 72 of each
+# signature's 100 calls per communicator), at the same call on every rank
+out=$(DPCOLL_AUTOTUNE=1 DPCOLL_AUTOTUNE_PERIOD=0.000001 DPCOLL_STATS=1 LD_PRELOAD="$lib" \
+      mpi 3 "$pre" loop 200 2>&1); rc=$?
+check "DPCOLL_AUTOTUNE_PERIOD: decided signatures measured again, each result equal to MPI's" \
+    sh -c 'test $2 -eq 0 && echo "$1" | grep -q "^100%: Checks: 1004," &&
+           echo "$1" | grep -q "rank 0 autotune: .*, [1-9][0-9]* of them measured again"' \
+    _ "$out" $rc
+check "... every rank ran the same algorithms as often, and measured again as often" \
+    sh -c 'echo "$1" | grep "libdpcoll stats: rank" | sed "s/rank [0-9]* //" | sort | uniq -c |
+           awk "\$1 != 3 { bad = 1 } END { exit bad + (NR < 5) }"' _ "$out"
 out=$(DPCOLL_STATS=1 LD_PRELOAD="$lib" mpi 3 "$pre" loop 22 2>&1)
 check "... and without it, one allreduce algorithm throughout" \
     sh -c 'echo "$1" | grep -q "rank 0 allreduce: 23 on libdpcoll ([a-z_]* 23)" &&
