@@ -94,11 +94,13 @@ int dpc_autotune_decide(const double *times, int nranks, int ncand, double margi
  * (trial_calls), so that the candidates tried, some slower, are at most a
  * ninth of the calls of a program that calls slowly. 0 (never again) where
  * period is 0 or the pace is not a positive number. Why 2 s: a loop of a
- * 1 MiB allreduce and a 2 MiB reduce-scatter at 2 ranks (four 20-second
- * runs of each setting in turn) took 734 us a round with the model's
- * choices, 601 decided once, 527 measured again every 5 s and 487 every
- * 1 s (docs/bench/s51/long_loop_ab.txt), where the trials cost well under
- * 1%; at 2 s they cost as little at a slow program's pace. */
+ * 1 MiB allreduce and a 2 MiB reduce-scatter at 2 ranks, 20-second runs
+ * of each setting in turn, took per round, against the model's choices in
+ * the same round (median of 8 rounds): 0.84 decided once, 0.75 measured
+ * again every 5 s, 0.78 every second, and 0.69 every 2 s (4 rounds;
+ * docs/bench/s51/long_loop_ab*.txt): measuring again is what gains, the
+ * period within the noise from 1 to 5 s; the trials cost well under 1% of
+ * those calls, and at 2 s stay cheap at a slower program's pace. */
 #define DPC_AUTOTUNE_PERIOD_S 2.0
 #define DPC_AUTOTUNE_AGAIN_TRIALS 8
 unsigned long long dpc_autotune_again_after(double call_every, double period,
