@@ -103,6 +103,10 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "DPCOLL_DEVICE_REDUCE=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;
     }
+    if ((v = getenv("DPCOLL_SHM_STREAM")) && parse_bool(v, &cfg->shm_stream)) {
+        snprintf(err, errlen, "DPCOLL_SHM_STREAM=%s: expected 0 or 1", v);
+        return DPC_ERR_ARG;
+    }
     if ((v = getenv("DPCOLL_HUGEPAGES")) && parse_bool(v, &cfg->hugepages)) {
         snprintf(err, errlen, "DPCOLL_HUGEPAGES=%s: expected 0 or 1", v);
         return DPC_ERR_ARG;

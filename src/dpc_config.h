@@ -30,6 +30,9 @@ typedef struct dpc_config {
                                               of one node through shared-memory mailboxes
                                               (default on) */
     size_t shm_max;                        /* DPCOLL_SHM_MAX: the largest such message */
+    bool shm_stream;                       /* DPCOLL_SHM_STREAM: large records written into
+                                              the mailboxes with streaming stores
+                                              (dpc_shm.h; default off; a rank's own) */
     bool device_reduce;                    /* DPCOLL_DEVICE_REDUCE: large allreduces of
                                               device buffers reduce on the GPU (default on) */
     bool ipc;                              /* DPCOLL_IPC: blocking collectives whose every

@@ -38,7 +38,11 @@ START_TEST(test_ipc_settings)
     ck_assert(cfg.hugepages);
     ck_assert_int_eq(read_with("DPCOLL_HUGEPAGES", "0", &cfg, err, sizeof(err)), DPC_OK);
     ck_assert(!cfg.hugepages);
-    const char *bad[][2] = {{"DPCOLL_HUGEPAGES", "2"}, {"DPCOLL_IPC", "maybe"}, {"DPCOLL_IPC_MIN", "-5"},
+    ck_assert(!cfg.shm_stream);   /* (off by default: dpc_shm.h) */
+    ck_assert_int_eq(read_with("DPCOLL_SHM_STREAM", "1", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.shm_stream);
+    const char *bad[][2] = {{"DPCOLL_HUGEPAGES", "2"}, {"DPCOLL_SHM_STREAM", "fast"},
+                            {"DPCOLL_IPC", "maybe"}, {"DPCOLL_IPC_MIN", "-5"},
                             {"DPCOLL_IPC_MIN", "64k"}, {"DPCOLL_IPC_MIN", ""}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err[0] = 0;

@@ -60,10 +60,11 @@ static void let_consumer_go(void)
 /* Sends n records to dst, waiting (yielding) whenever the ring is full. */
 static int produce(dpc_shm_t *s, int dst, unsigned n)
 {
-    static unsigned char buf[DPC_SHM_MAX_MSG];
+    static unsigned char space[DPC_SHM_MAX_MSG + 8];
     unsigned full = 0;
     for (unsigned k = 0; k < n; k++) {
         size_t len = len_of(k);
+        unsigned char *buf = space + k % 8;   /* (sources on any alignment) */
         for (size_t i = 0; i < len; i++)
             buf[i] = byte_of(k, i);
         while (dpc_shm_put(s, dst, 0xabc0000000000000ull | k, k % 3, buf, len) < 0) {
@@ -154,6 +155,17 @@ static void exchange(unsigned n, bool both_ways)
 START_TEST(test_stream)
 {
     exchange(20000, false);
+}
+END_TEST
+
+/* Records from DPC_SHM_STREAM_FROM up written with streaming stores
+ * (DPCOLL_SHM_STREAM=1): every byte arrives, whole lines and the tail
+ * after them, from sources on any alignment, both ways at once */
+START_TEST(test_streamed_records)
+{
+    dpc_shm_set_streaming(true);
+    exchange(20000, true);
+    dpc_shm_set_streaming(false);
 }
 END_TEST
 
@@ -271,6 +283,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_stream);
     tcase_add_test(tc, test_both_ways);
+    tcase_add_test(tc, test_streamed_records);
     tcase_add_test(tc, test_sleep_flag);
     tcase_add_test(tc, test_wrong_job);
     tcase_add_test(tc, test_ring_sizes);

@@ -93,6 +93,29 @@ typedef struct dpc_shm_rndv {
  * len <= dpc_shm_max_msg(nprocs). */
 int dpc_shm_put(dpc_shm_t *shm, int dst, uint64_t tag, unsigned kind, const void *buf,
                 size_t len);
+/* With dpc_shm_set_streaming(true) (DPCOLL_SHM_STREAM=1; off by default),
+ * payloads of this many bytes or more are written into the ring with
+ * streaming (non-temporal) stores, where the machine has them (x86-64).
+ * The record's lines go to memory instead of into the writer's cache, and
+ * the reader takes them from there; an ordinary copy first takes each line
+ * from the reader's cache (it read that part of the ring last), and the
+ * reader then takes it back from the writer's. Which is faster depends on
+ * whether the two cores share a cache: on this project's 2-core VM, whose
+ * cores share one at some times and not at others (docs/bench/s51), 1 MiB
+ * exchanged each way in 64 KiB records took 105-186 us streamed in either
+ * state, against 102-143 copied while they shared a cache and 226-323
+ * while they did not (stream_probe.txt); forced mailbox rings, pairs of
+ * runs: the reduce-scatter's 0.56-0.73x the time streamed where the probe
+ * said no shared cache and 1.07-1.26x where it said shared, the bcast's
+ * scatter-allgather 0.53-0.59x and 1.37-1.90x, the allreduce's ring
+ * 0.88-1.06x and 1.05-1.20x (stream_ab_summary.txt). So off by default, for
+ * ranks on cores without a shared last-level cache (other sockets, other
+ * core complexes) to turn on. Small records are always copied: their
+ * reader waits for them, and a line from memory comes later than one from
+ * a cache. */
+#define DPC_SHM_STREAM_FROM (16u << 10)
+void dpc_shm_set_streaming(bool on);
+
 /* dpc_shm_put of a record of len bytes would write it now (and so will,
  * until this process puts another: only the reader moves, making room). */
 bool dpc_shm_room(dpc_shm_t *shm, int dst, size_t len);

@@ -184,6 +184,7 @@ void dpc_init(int provided)
     }
     agree_config();
     dpc_hugepage_enable(dpc_g.cfg.hugepages);
+    dpc_shm_set_streaming(dpc_g.cfg.shm_stream);
     dpc_avg_init();
     dpc_g.oversubscribed = node_oversubscribed();
     int ok = 0;

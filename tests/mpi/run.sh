@@ -34,6 +34,10 @@ done
 # same one in each call, or the fuzzer's calls fail or time out
 echo "== randomized cases with DPCOLL_AUTOTUNE=1 (candidates tried, then one kept), 3 ranks"
 DPCOLL_AUTOTUNE=1 DPC_FUZZ_CASES=200 mpi 3 "$fuzz" || fail=1
+# DPCOLL_SHM_STREAM=1: the mailboxes' large records written with streaming
+# stores (the rings, the bcasts and the small all-to-alls carry them)
+echo "== randomized cases with DPCOLL_SHM_STREAM=1 (streamed mailbox records), 2 ranks"
+DPCOLL_SHM_STREAM=1 DPC_FUZZ_CASES=200 mpi 2 "$fuzz" || fail=1
 nbc="$top_builddir/tests/test_mpi_nbc"
 echo "== test_mpi_coll, nonblocking calls (MPI_I...), 3 ranks"
 DPC_TEST_MODE=nonblocking mpi 3 "$coll" || fail=1

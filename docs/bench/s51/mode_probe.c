@@ -7,7 +7,9 @@
  * rendezvous do), medians of 21. Prints "PROBE mbox M cma C us/MiB ratio
  * cma/mbox R": R near 1 or above, the mailboxes are fast (the ring
  * algorithms win); near 0.4, they are slow (the direct ones and recursive
- * halving win); modes.sh runs it beside dpcoll_bench.
+ * halving win); modes.sh runs it beside dpcoll_bench. NT=1: the records
+ * written with streaming stores, as DPCOLL_SHM_STREAM=1 has the mailboxes
+ * write them (stream_probe.txt).
  *
  *   mpicc -O2 -o /tmp/mode_probe docs/bench/s51/mode_probe.c -lrt
  *   mpiexec -n 2 /tmp/mode_probe [record_bytes [pad]]
@@ -25,13 +27,21 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/uio.h>
+#include <emmintrin.h>
 static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+1e-9*t.tv_nsec;}
 static int cmpd(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
 #define NSLOT 8
 #define TOTAL (1u<<20)
+static void nt_copy(char *d, const char *s, size_t n)
+{
+  for (size_t i = 0; i < n; i += 16)
+    _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+  _mm_sfence();
+}
+static int use_nt;
 int main(int argc,char**argv){
   MPI_Init(&argc,&argv); int r; MPI_Comm_rank(MPI_COMM_WORLD,&r);
-  size_t SLOT = argc>1?strtoul(argv[1],0,0):65536; size_t pad = argc>2?strtoul(argv[2],0,0):0;
+  use_nt = getenv("NT") && atoi(getenv("NT")); size_t SLOT = argc>1?strtoul(argv[1],0,0):65536; size_t pad = argc>2?strtoul(argv[2],0,0):0;
   size_t ringsz = 4096 + NSLOT*(SLOT+pad);
   if(!r){int fd=shm_open("/dpc_mode_probe",O_CREAT|O_RDWR,0600); ftruncate(fd,2*ringsz); close(fd);}
   MPI_Barrier(MPI_COMM_WORLD);
@@ -47,7 +57,7 @@ int main(int argc,char**argv){
     double t0=now();
     uint64_t s=0, rc=0;
     while(rc<nseg){
-      if(s<nseg && s-__atomic_load_n(ttail,__ATOMIC_ACQUIRE)<NSLOT){ memcpy(theirs+4096+(s%NSLOT)*(SLOT+pad), a+s*SLOT, SLOT); __atomic_store_n(thead,s+1,__ATOMIC_RELEASE); s++; }
+      if(s<nseg && s-__atomic_load_n(ttail,__ATOMIC_ACQUIRE)<NSLOT){ if(use_nt) nt_copy(theirs+4096+(s%NSLOT)*(SLOT+pad), a+s*SLOT, SLOT); else memcpy(theirs+4096+(s%NSLOT)*(SLOT+pad), a+s*SLOT, SLOT); __atomic_store_n(thead,s+1,__ATOMIC_RELEASE); s++; }
       if(__atomic_load_n(myhead,__ATOMIC_ACQUIRE)>rc){ memcpy(b+rc*SLOT, mine+4096+(rc%NSLOT)*(SLOT+pad), SLOT); __atomic_store_n(mytail,rc+1,__ATOMIC_RELEASE); rc++; }
     }
     double t1=now(); MPI_Barrier(MPI_COMM_WORLD);
