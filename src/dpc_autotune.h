@@ -79,7 +79,7 @@ int dpc_autotune_decide(const double *times, int nranks, int ncand, double margi
 /* Measuring again: a machine's state can change within a run, and the
  * algorithm kept with it. This project's VM flips every ten seconds to a
  * minute between a state in which records through the shared-memory
- * mailboxes cross between its two cores at 90-140 us per MiB and one in
+ * mailboxes cross between its two cores at 90-160 us per MiB and one in
  * which they take 240-350, and the algorithm fastest in one was 1.15-1.8x
  * slower than another in the other (the reduce-scatter's ring against
  * recursive halving at 512 KiB-2 MiB, the allreduce's ring against the

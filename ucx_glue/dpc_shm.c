@@ -8,10 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#if defined(__x86_64__) && defined(__SSE2__)
-#include <emmintrin.h>
-#define HAVE_STREAMING 1
-#endif
+#include "dpc_copy.h"
 
 #define LINE 64
 #define HDR_BYTES 24u                  /* record header: stamp, tag, length, kind */
@@ -297,32 +294,6 @@ void dpc_shm_set_streaming(bool on)
     streaming = on;
 }
 
-/* A payload into the ring: d is 64-byte aligned where len >= 256
- * (payload_off). Streamed stores are weakly ordered: the fence makes them
- * visible before the stamp that publishes the record. */
-static void copy_in(char *d, const char *src, size_t len)
-{
-#ifdef HAVE_STREAMING
-    if (streaming && len >= DPC_SHM_STREAM_FROM) {
-        size_t n = len & ~(size_t)63;
-        for (size_t i = 0; i < n; i += 64) {
-            __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
-            __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
-            __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
-            __m128i e = _mm_loadu_si128((const __m128i *)(src + i + 48));
-            _mm_stream_si128((__m128i *)(d + i), a);
-            _mm_stream_si128((__m128i *)(d + i + 16), b);
-            _mm_stream_si128((__m128i *)(d + i + 32), c);
-            _mm_stream_si128((__m128i *)(d + i + 48), e);
-        }
-        memcpy(d + n, src + n, len - n);
-        _mm_sfence();
-        return;
-    }
-#endif
-    memcpy(d, src, len);
-}
-
 int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, unsigned kind, const void *buf, size_t len)
 {
     ring_ctl_t *r = ring(s, dst, s->me);
@@ -344,7 +315,9 @@ int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, unsigned kind, const void *
     h->len = (uint32_t)len;
     h->kind = kind;
     if (len)
-        copy_in((char *)h + payload_off(len), buf, len);
+        /* (streamed stores are weakly ordered: dpc_copy fences them
+         * before it returns, so they are seen before the stamp below) */
+        dpc_copy((char *)h + payload_off(len), buf, len, streaming && len >= DPC_SHM_STREAM_FROM);
     __atomic_store_n(&h->stamp, head + 1, __ATOMIC_RELEASE);
     s->sent[dst] = head + need;
     /* published, then: is the owner asleep? Its flag goes up before its

@@ -95,7 +95,7 @@ int dpc_shm_put(dpc_shm_t *shm, int dst, uint64_t tag, unsigned kind, const void
                 size_t len);
 /* With dpc_shm_set_streaming(true) (DPCOLL_SHM_STREAM=1; off by default),
  * payloads of this many bytes or more are written into the ring with
- * streaming (non-temporal) stores, where the machine has them (x86-64).
+ * streaming (non-temporal) stores (dpc_copy), where the machine has them (x86-64).
  * The record's lines go to memory instead of into the writer's cache, and
  * the reader takes them from there; an ordinary copy first takes each line
  * from the reader's cache (it read that part of the ring last), and the

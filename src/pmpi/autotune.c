@@ -13,10 +13,11 @@
  * the next call of that signature the ranks exchange the median of each
  * candidate's N times (an allgather of a few doubles) and every
  * rank keeps the one whose slowest rank's median is least, if it beats the
- * model's pick by DPC_AUTOTUNE_MARGIN, the same on all. After
- * DPCOLL_AUTOTUNE_PERIOD seconds' worth of the kept algorithm's calls it
- * is all measured again (dpc_autotune_again_after: the machine's state
- * may have changed, and which algorithm is fastest with it).
+ * model's pick by DPC_AUTOTUNE_MARGIN, the same on all. After about
+ * DPCOLL_AUTOTUNE_PERIOD seconds more of the program's calls of that
+ * signature (counted in calls at the pace measured, the slowest rank's:
+ * dpc_autotune_again_after) it is all measured again: the machine's state
+ * may have changed, and which algorithm is fastest with it.
  *
  * Every rank must count the same calls, in the same order, or they would
  * run different algorithms in one call: a call is measured when its
