@@ -9,7 +9,8 @@
  * algorithms win); near 0.4, they are slow (the direct ones and recursive
  * halving win); modes.sh runs it beside dpcoll_bench. NT=1: the records
  * written with streaming stores, as DPCOLL_SHM_STREAM=1 has the mailboxes
- * write them (stream_probe.txt).
+ * write them (stream_probe.txt). "pingpong": a cache line handed between
+ * the two ranks, one-way ns (pingpong.txt).
  *
  *   mpicc -O2 -o /tmp/mode_probe docs/bench/s51/mode_probe.c -lrt
  *   mpiexec -n 2 /tmp/mode_probe [record_bytes [pad]]
@@ -74,8 +75,21 @@ int main(int argc,char**argv){
     if(k>=0) tc[k]=t1-t0;
   }
   qsort(tc,REPS,8,cmpd);
+  /* a cache line handed back and forth 2000 times: one-way latency, ns */
+  volatile uint64_t *ball=(uint64_t*)(shm+128);
+  double tpp[REPS];
+  for(int k=-3;k<REPS;k++){
+    *ball=0; MPI_Barrier(MPI_COMM_WORLD);
+    double t0=now();
+    for(uint64_t i=0;i<2000;i++){
+      if((i&1)==(uint64_t)r){ while(__atomic_load_n(ball,__ATOMIC_ACQUIRE)!=i); __atomic_store_n(ball,i+1,__ATOMIC_RELEASE);} }
+    if(r==0) while(__atomic_load_n(ball,__ATOMIC_ACQUIRE)!=2000);
+    double t1=now(); MPI_Barrier(MPI_COMM_WORLD);
+    if(k>=0) tpp[k]=(t1-t0)/2000*1e9;
+  }
+  qsort(tpp,REPS,8,cmpd);
   qsort(tm,REPS,8,cmpd);
-  if(!r) printf("PROBE mbox %.1f cma %.1f us/MiB (medians) ratio cma/mbox %.2f\n", tm[REPS/2]*1e6, tc[REPS/2]*1e6, tc[REPS/2]/tm[REPS/2]);
+  if(!r) printf("PROBE mbox %.1f cma %.1f us/MiB (medians) pingpong %.0f ns ratio cma/mbox %.2f\n", tm[REPS/2]*1e6, tc[REPS/2]*1e6, tpp[REPS/2], tc[REPS/2]/tm[REPS/2]);
   if(!r) printf("bidirectional 1 MiB each way, slots %zu+%zu: min %.1f us median %.1f us (%.1f GB/s each way)\n", SLOT, pad, tm[0]*1e6, tm[REPS/2]*1e6, TOTAL/tm[REPS/2]/1e9);
   MPI_Finalize();
 }
