@@ -24,6 +24,18 @@ static dpc_status_t read_with(const char *var, const char *value, dpc_config_t *
     return st;
 }
 
+/* Each of the n values of var is refused, with a message naming var. */
+static void check_refused(const char *var, const char *const *bad, size_t n)
+{
+    dpc_config_t cfg;
+    char err[256];
+    for (size_t i = 0; i < n; i++) {
+        err[0] = 0;
+        ck_assert_int_eq(read_with(var, bad[i], &cfg, err, sizeof(err)), DPC_ERR_ARG);
+        ck_assert_msg(strstr(err, var) != NULL, "%s=%s: %s", var, bad[i], err);
+    }
+}
+
 START_TEST(test_ipc_settings)
 {
     dpc_config_t cfg;
@@ -100,11 +112,7 @@ START_TEST(test_push_max)
                      DPC_OK);
     ck_assert(cfg.push_max == DPC_PUSH_MAX_ALL);
     const char *bad[] = {"-1", "2M", "", "18446744073709551616"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err[0] = 0;
-        ck_assert_int_eq(read_with("DPCOLL_PUSH_MAX", bad[i], &cfg, err, sizeof(err)), DPC_ERR_ARG);
-        ck_assert_msg(strstr(err, "DPCOLL_PUSH_MAX") != NULL, "%s: %s", bad[i], err);
-    }
+    check_refused("DPCOLL_PUSH_MAX", bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 
@@ -169,11 +177,7 @@ START_TEST(test_autotune)
     char over[16];
     snprintf(over, sizeof(over), "%d", DPC_AUTOTUNE_MAX_CALLS + 1);
     const char *bad[] = {"-1", "yes", "", "3x", over};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err[0] = 0;
-        ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE", bad[i], &cfg, err, sizeof(err)), DPC_ERR_ARG);
-        ck_assert_msg(strstr(err, "DPCOLL_AUTOTUNE") != NULL, "%s: %s", bad[i], err);
-    }
+    check_refused("DPCOLL_AUTOTUNE", bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 
@@ -196,12 +200,7 @@ START_TEST(test_autotune_period)
     ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE_PERIOD", "0", &cfg, err, sizeof(err)), DPC_OK);
     ck_assert(cfg.autotune_period == 0);
     const char *bad[] = {"-1", "soon", "", "2s", "nan", "1e7"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        err[0] = 0;
-        ck_assert_int_eq(read_with("DPCOLL_AUTOTUNE_PERIOD", bad[i], &cfg, err, sizeof(err)),
-                         DPC_ERR_ARG);
-        ck_assert_msg(strstr(err, "DPCOLL_AUTOTUNE_PERIOD") != NULL, "%s: %s", bad[i], err);
-    }
+    check_refused("DPCOLL_AUTOTUNE_PERIOD", bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 

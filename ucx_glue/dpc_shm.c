@@ -314,10 +314,13 @@ int dpc_shm_put(dpc_shm_t *s, int dst, uint64_t tag, unsigned kind, const void *
     h->tag = tag;
     h->len = (uint32_t)len;
     h->kind = kind;
-    if (len)
-        /* (streamed stores are weakly ordered: dpc_copy fences them
-         * before it returns, so they are seen before the stamp below) */
-        dpc_copy((char *)h + payload_off(len), buf, len, streaming && len >= DPC_SHM_STREAM_FROM);
+    /* (small records, the latency path, keep an inline memcpy; streamed
+     * stores are weakly ordered, and dpc_copy fences them before it
+     * returns, so they are seen before the stamp below) */
+    if (streaming && len >= DPC_SHM_STREAM_FROM)
+        dpc_copy((char *)h + payload_off(len), buf, len, 1);
+    else if (len)
+        memcpy((char *)h + payload_off(len), buf, len);
     __atomic_store_n(&h->stamp, head + 1, __ATOMIC_RELEASE);
     s->sent[dst] = head + need;
     /* published, then: is the owner asleep? Its flag goes up before its

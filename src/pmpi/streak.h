@@ -57,7 +57,6 @@ bool dpc_streak_slept(const dpc_streak_probe_t *pr);
 void dpc_streak_ask(dpc_streak_t *st, uint64_t started_ns, uint64_t inside_ns, uint64_t now,
                     const dpc_streak_probe_t *probe);
 
-
 static inline bool dpc_streak_holds(const dpc_streak_t *st)
 {
     return __atomic_load_n(&st->quick_asks, __ATOMIC_RELAXED) >= DPC_QUICK_STREAK;
