@@ -170,6 +170,16 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
         }
         cfg->autotune_period = t;
     }
+    if ((v = getenv("DPCOLL_TEST_NODES"))) {
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || errno || n < 0 || n > DPC_MAX_TEST_NODES) {
+            snprintf(err, errlen, "DPCOLL_TEST_NODES=%s: expected a number of nodes, 0 (where "
+                     "the processes are) to %d", v, DPC_MAX_TEST_NODES);
+            return DPC_ERR_ARG;
+        }
+        cfg->test_nodes = (int)n;
+    }
     if ((v = getenv("DPCOLL_SEG_BYTES"))) {
         unsigned long long b = strtoull(v, &end, 10);
         if (*end || b < 64 || b > (1ull << 32)) {
@@ -209,6 +219,7 @@ static int algo_index(const dpc_algo_t *al)
 enum {
     SH_DISABLE, SH_TIMEOUT, SH_SEG, SH_ONE_SIDED, SH_TUNE_FILE, SH_DEVICE_REDUCE, SH_SHM,
     SH_SHM_MAX, SH_IPC, SH_IPC_MIN, SH_PUSH_MAX, SH_AUTOTUNE, SH_AUTOTUNE_PERIOD,
+    SH_TEST_NODES,
     SH_FORCE,                                   /* DPC_COLL_COUNT of them */
     SH_FROM = SH_FORCE + DPC_COLL_COUNT,        /* the sets' thresholds */
     SH_COST = SH_FROM + DPC_COST_SETS,          /* the sets, DPC_COST_NFIELDS doubles each */
@@ -233,6 +244,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* no limit: -1 */
     v[SH_AUTOTUNE] = cfg->autotune;
     v[SH_AUTOTUNE_PERIOD] = (long long)(cfg->autotune_period * 1e6 + 0.5);   /* (microseconds) */
+    v[SH_TEST_NODES] = cfg->test_nodes;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[SH_FORCE + c] = algo_index(cfg->force[c]);
     /* the cost constants decide the algorithm: bit for bit the same */
@@ -270,6 +282,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->push_max = (size_t)v[SH_PUSH_MAX];
     cfg->autotune = (unsigned)v[SH_AUTOTUNE];
     cfg->autotune_period = (double)v[SH_AUTOTUNE_PERIOD] / 1e6;
+    cfg->test_nodes = (int)v[SH_TEST_NODES];
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[SH_FORCE + c] >= 0 ? dpc_algos()[v[SH_FORCE + c]] : NULL;
     for (int i = 0; i < DPC_COST_SETS; i++) {

@@ -51,11 +51,16 @@ typedef struct dpc_config {
     double autotune_period;                /* DPCOLL_AUTOTUNE_PERIOD: seconds' worth of a
                                               decided signature's calls before it is
                                               measured again (0: never; dpc_autotune.h) */
+    int test_nodes;                        /* DPCOLL_TEST_NODES: for testing on one machine,
+                                              the job taken as this many nodes of
+                                              consecutive ranks (0: where they are) */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;
 
 #define DPC_DEFAULT_TIMEOUT_S 300.0
+/* DPCOLL_TEST_NODES at most (a job's ranks beyond it share nodes) */
+#define DPC_MAX_TEST_NODES (1 << 20)
 /* Mailbox messages: the default largest, and the most the rings carry
  * (DPC_SHM_MAX_MSG in ucx_glue/dpc_shm.h, which checks it; jobs of more
  * than 16 processes carry less, dpc_shm_max_msg). */
@@ -93,7 +98,7 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
  * ranks), as integers; log level and stats are local and not included. */
 #define DPC_CONFIG_RULE_INTS 6   /* a measured choice: collective, ranks, lo, hi, algorithm,
                                     calls */
-#define DPC_CONFIG_SHARED_INTS (14 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS) + \
+#define DPC_CONFIG_SHARED_INTS (15 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS) + \
                                 DPC_COST_RULES * DPC_CONFIG_RULE_INTS)
 
 /* Tune files: "key = value" lines; '#' starts a comment. Per set of

@@ -204,6 +204,26 @@ START_TEST(test_autotune_period)
 }
 END_TEST
 
+/* DPCOLL_TEST_NODES: off by default, a count of nodes, rank 0's for all
+ * (every rank must place every process alike) */
+START_TEST(test_test_nodes)
+{
+    dpc_config_t cfg, other;
+    char err[256] = "";
+    dpc_config_defaults(&cfg);
+    ck_assert_int_eq(cfg.test_nodes, 0);
+    ck_assert_int_eq(read_with("DPCOLL_TEST_NODES", "2", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert_int_eq(cfg.test_nodes, 2);
+    long long v[DPC_CONFIG_SHARED_INTS];
+    dpc_config_pack_shared(&cfg, v);
+    dpc_config_defaults(&other);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert_int_eq(other.test_nodes, 2);
+    const char *bad[] = {"-1", "two", "", "2.5", "1048577", "99999999999999999999"};
+    check_refused("DPCOLL_TEST_NODES", bad, sizeof(bad) / sizeof(bad[0]));
+}
+END_TEST
+
 START_TEST(test_shared_settings_travel)
 {
     dpc_config_t root, other;
@@ -248,6 +268,7 @@ int main(void)
     tcase_add_test(tc, test_ipc_settings);
     tcase_add_test(tc, test_autotune);
     tcase_add_test(tc, test_autotune_period);
+    tcase_add_test(tc, test_test_nodes);
     tcase_add_test(tc, test_tune_file_push_max);
     tcase_add_test(tc, test_shared_settings_travel);
     tcase_add_test(tc, test_push_max);

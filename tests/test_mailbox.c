@@ -40,8 +40,8 @@ static void setup_max(int cma, size_t max_msg)
     ck_assert_int_eq(dpc_shm_attach(shm, err, sizeof(err)), DPC_OK);
     dpc_shm_unlink(shm);
     /* (more than the rings carry: refused, nothing taken over) */
-    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, DPC_SHM_MAX_MSG + 1), DPC_ERR_ARG);
-    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, max_msg), DPC_OK);
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, NULL, DPC_SHM_MAX_MSG + 1), DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, NULL, max_msg), DPC_OK);
     int64_t pid = getpid();
     if (cma)
         ck_assert_int_eq(dpc_ucx_set_cma(ux, 1, &pid), DPC_OK);
@@ -650,6 +650,118 @@ START_TEST(test_largest_message)
 }
 END_TEST
 
+/* A job on two nodes, seen from process 0: process 1 is on another node
+ * (slot -1, its pid 0: not readable). Both processes' addresses are our
+ * own worker's, so a group of process 1 alone talks to us by UCX, and a
+ * group of process 0 alone through our ring. */
+static void setup_two_nodes(void)
+{
+    char err[256], prefix[64];
+    ck_assert_int_eq(dpc_ucx_create(0, 0, &ux, err, sizeof(err)), DPC_OK);
+    const void *addr;
+    size_t len;
+    ck_assert_int_eq(dpc_ucx_address(ux, &addr, &len), DPC_OK);
+    size_t offs[2] = {0, 0}, lens[2] = {len, len};
+    ck_assert_int_eq(dpc_ucx_set_peers(ux, 2, addr, offs, lens), DPC_OK);
+    snprintf(prefix, sizeof(prefix), "/dpcoll-test2.%ld", (long)getpid());
+    ck_assert_int_eq(dpc_shm_create(prefix, 1, 0, &shm, err, sizeof(err)), DPC_OK);
+    ck_assert_int_eq(dpc_shm_attach(shm, err, sizeof(err)), DPC_OK);
+    dpc_shm_unlink(shm);
+    /* the slots must name the segment's one process once, and no more */
+    int none[2] = {-1, -1}, twice[2] = {0, 0}, beyond[2] = {0, 1}, bad[2] = {-2, 0};
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, none, 8192), DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, twice, 8192), DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, beyond, 8192), DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, bad, 8192), DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, NULL, 8192), DPC_ERR_ARG);   /* 2 processes, 1 box */
+    int slots[2] = {0, -1};
+    ck_assert_int_eq(dpc_ucx_set_shm(ux, shm, slots, 8192), DPC_OK);
+    int64_t pids[2] = {getpid(), 0};
+    ck_assert_int_eq(dpc_ucx_set_cma(ux, 2, pids), DPC_OK);
+}
+
+static bool ring_empty(void)
+{
+    uint64_t tag;
+    unsigned kind;
+    const void *data;
+    size_t len;
+    return !dpc_shm_peek(shm, 0, &tag, &kind, &data, &len);
+}
+
+/* Each message goes the way its peer's node says: through the ring (small,
+ * or a large one's description) to a process of this node, by UCX to one
+ * of another; a group with a member elsewhere has no one-sided reads,
+ * prices by UCX's eager limit and asks for acknowledgements. */
+START_TEST(test_other_node)
+{
+    setup_two_nodes();
+    int here = 0, there = 1, both[2] = {0, 1};
+    dpc_transport_t *near, *far, *mixed;
+    ck_assert_int_eq(dpc_ucx_group_create(ux, 0, 1, &here, &near), DPC_OK);
+    ck_assert_int_eq(dpc_ucx_group_create(ux, 0, 1, &there, &far), DPC_OK);
+    ck_assert_int_eq(dpc_ucx_group_create(ux, 0, 2, both, &mixed), DPC_OK);
+    int out_of_range = 2;
+    dpc_transport_t *bad = NULL;
+    ck_assert_int_eq(dpc_ucx_group_create(ux, 0, 1, &out_of_range, &bad), DPC_ERR_ARG);
+    ck_assert(dpc_transport_one_sided(near));
+    ck_assert(!dpc_transport_one_sided(far));
+    ck_assert(!dpc_transport_one_sided(mixed));
+    ck_assert_uint_eq(near->eager_max, 8192);
+    ck_assert_uint_eq(near->ack_min, 0);
+    ck_assert_uint_gt(mixed->ack_min, 0);
+    ck_assert_uint_eq(mixed->ack_min, far->ack_min);
+    ck_assert_uint_eq(mixed->eager_max, far->eager_max);
+
+    enum { BIG = 100000 };
+    char *a = pattern(BIG, 9), *got = calloc(1, BIG);
+    int v = 7, w = 0;
+    done_t s = {0}, r = {0};
+    dpc_xfer_t *x;
+    /* to the other node: nothing in our ring, nor to send or take now */
+    ck_assert_int_eq(far->ops->send_now(far, 0, 3, &v, sizeof(v), DPC_MEM_HOST), DPC_INPROGRESS);
+    ck_assert(!far->ops->now_way(far, 0, sizeof(v), DPC_MEM_HOST, true));
+    ck_assert(near->ops->now_way(near, 0, sizeof(v), DPC_MEM_HOST, true));
+    ck_assert_int_eq(far->ops->isend(far, 0, 3, &v, sizeof(v), DPC_MEM_HOST, cb, &s, &x), DPC_OK);
+    for (int i = 0; i < 10; i++)
+        far->ops->progress(far);
+    ck_assert_msg(ring_empty(), "a message to another node went through the mailbox");
+    ck_assert_int_eq(far->ops->irecv(far, 0, 3, &w, sizeof(w), DPC_MEM_HOST, cb, &r, &x), DPC_OK);
+    for (int i = 0; i < 100000 && (s.calls == 0 || r.calls == 0); i++)
+        far->ops->progress(far);
+    ck_assert_int_eq(s.calls + r.calls, 2);
+    ck_assert_int_eq(r.st, DPC_OK);
+    ck_assert_int_eq(w, 7);
+    /* a large one too: by UCX, whole */
+    s = r = (done_t){0};
+    ck_assert_int_eq(far->ops->isend(far, 0, 4, a, BIG, DPC_MEM_HOST, cb, &s, &x), DPC_OK);
+    ck_assert_int_eq(far->ops->irecv(far, 0, 4, got, BIG, DPC_MEM_HOST, cb, &r, &x), DPC_OK);
+    for (int i = 0; i < 100000 && (s.calls == 0 || r.calls == 0); i++)
+        far->ops->progress(far);
+    ck_assert_int_eq(s.st, DPC_OK);
+    ck_assert_int_eq(r.st, DPC_OK);
+    ck_assert_int_eq(memcmp(a, got, BIG), 0);
+    ck_assert(ring_empty());
+    /* to this node: the record waits in the ring until asked for */
+    s = r = (done_t){0};
+    w = 0;
+    ck_assert_int_eq(near->ops->isend(near, 0, 5, &v, sizeof(v), DPC_MEM_HOST, cb, &s, &x),
+                     DPC_OK);
+    for (int i = 0; i < 10; i++)
+        near->ops->progress(near);
+    ck_assert_msg(!ring_empty(), "a message within the node did not go through the mailbox");
+    ck_assert_int_eq(near->ops->recv_now(near, 0, 5, &w, sizeof(w), DPC_MEM_HOST), DPC_OK);
+    ck_assert_int_eq(w, 7);
+    ck_assert(ring_empty());
+    dpc_ucx_group_destroy(near);
+    dpc_ucx_group_destroy(far);
+    dpc_ucx_group_destroy(mixed);
+    free(a);
+    free(got);
+    dpc_ucx_destroy(ux);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("mailbox");
@@ -668,6 +780,7 @@ int main(void)
     tcase_add_test(tc, test_rndv_deferred);
     tcase_add_test(tc, test_largest_message);
     tcase_add_test(tc, test_work_pending);
+    tcase_add_test(tc, test_other_node);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

@@ -125,6 +125,9 @@ int main(int argc, char **argv)
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
     printf("  DPCOLL_SHM_STREAM                      %d%s\n", cfg.shm_stream,
            cfg.shm_stream ? " (records from 16 KiB written with streaming stores)" : "");
+    printf("  DPCOLL_TEST_NODES                      %d%s\n", cfg.test_nodes,
+           cfg.test_nodes ? " (testing: the job taken as that many nodes)"
+                          : " (the nodes where the processes are)");
     if (cfg.push_max == DPC_PUSH_MAX_ALL)
         printf("  DPCOLL_PUSH_MAX                        (no limit: one-sided allgathers from "
                "%u bytes, and all-to-alls up to %zu, write into their peers)\n", DPC_PUSH_MIN,

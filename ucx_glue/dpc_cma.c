@@ -53,9 +53,7 @@ void dpc_cma_card(dpc_cma_card_t *card)
 int dpc_cma_probe(const dpc_cma_card_t *cards, int n, int me)
 {
     for (int i = 0; i < n; i++) {
-        if (cards[i].host != cards[me].host)
-            return 0;
-        if (i == me)
+        if (i == me || cards[i].host != cards[me].host)
             continue;
         uint64_t v = 0;
         if (dpc_cma_read((pid_t)cards[i].pid, cards[i].probe_addr, &v, sizeof(v)) != DPC_OK ||

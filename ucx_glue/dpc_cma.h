@@ -6,8 +6,8 @@
  * one node are sysv/posix, which reach only memory they allocated, so a get
  * on a user buffer is emulated with active messages served by the owner's
  * progress (measured: slower than sending). The one-sided algorithms
- * therefore read with it directly, and only where every process of the job
- * has shown it can read every other (dpc_cma_probe).
+ * therefore read with it directly, and only where every process of a node
+ * has shown it can read every other of its node (dpc_cma_probe).
  */
 #ifndef DPC_CMA_H
 #define DPC_CMA_H
@@ -27,8 +27,8 @@ typedef struct dpc_cma_card {
 
 /* This process's card (lets peers read it: PR_SET_PTRACER where Yama asks). */
 void dpc_cma_card(dpc_cma_card_t *card);
-/* 1 when all n cards are on this host and this process can read each
- * other process's probe word; 0 otherwise. */
+/* 1 when this process can read the probe word of each other process whose
+ * card is on its host (cards of other hosts are passed over); 0 otherwise. */
 int dpc_cma_probe(const dpc_cma_card_t *cards, int n, int me);
 /* Read len bytes at remote address `addr` of process pid into dst. */
 dpc_status_t dpc_cma_read(pid_t pid, uint64_t addr, void *dst, size_t len);

@@ -96,9 +96,11 @@ struct dpc_ucx {
     struct dpc_xfer *done_head, *done_tail;
     struct dpc_xfer *free_xfers;    /* recycled: no malloc per message */
     uint64_t mem_types;     /* bit per ucs_memory_type_t UCX handles */
-    int64_t *cma_pids;      /* per process, when all can read each other; else NULL */
-    dpc_shm_t *shm;         /* mailboxes, when every process is on this node; else NULL */
-    shm_peer_t *shm_peers;
+    int64_t *cma_pids;      /* per process, 0 where we cannot read it (another node);
+                               NULL: none */
+    dpc_shm_t *shm;         /* mailboxes with the processes of this node; else NULL */
+    int *shm_slot;          /* per process: its index in shm, -1 on another node */
+    shm_peer_t *shm_peers;  /* per process (those of other nodes unused) */
     int shm_waiting;        /* sends waiting for room, over all peers */
     int shm_lent;           /* large sends waiting for their FIN, over all peers */
     struct dpc_xfer *reads, *reads_tail;    /* receives to read (SHM_READING) */
@@ -253,15 +255,47 @@ static dpc_status_t get_ep(dpc_ucx_t *ux, int proc, ucp_ep_h *ep_p)
  * acknowledgements of its own (ack_min 0 in dpc_ucx_group_create).
  */
 #define BY_UCX (-1)
-/* The way a message goes: DPC_SHM_MSG (in a mailbox record), DPC_SHM_RNDV
- * (our rendezvous), or BY_UCX. */
-static int ring_way(const dpc_ucx_t *ux, size_t len, dpc_memtype_t mem)
+/* Whether we can read process proc's memory (cross-memory attach). */
+static bool readable(const dpc_ucx_t *ux, int proc)
 {
-    if (!ux->shm || mem != DPC_MEM_HOST)
+    return ux->cma_pids && ux->cma_pids[proc] != 0;
+}
+
+/* The way a message to or from process proc goes: DPC_SHM_MSG (in a
+ * mailbox record), DPC_SHM_RNDV (our rendezvous), or BY_UCX. Both sides
+ * of a message take the same way: the length is the same, and so is
+ * whether the two share a node's mailboxes and can read each other. */
+static int ring_way(const dpc_ucx_t *ux, int proc, size_t len, dpc_memtype_t mem)
+{
+    if (!ux->shm || mem != DPC_MEM_HOST || ux->shm_slot[proc] < 0)
         return BY_UCX;
     if (len <= ux->shm_max)
         return DPC_SHM_MSG;
-    return ux->cma_pids ? DPC_SHM_RNDV : BY_UCX;
+    return readable(ux, proc) ? DPC_SHM_RNDV : BY_UCX;
+}
+
+/* The mailbox calls (dpc_shm.h) for process proc of this node: they know
+ * the node's processes by their index in the segment. */
+static int box_put(dpc_ucx_t *ux, int proc, uint64_t tag, unsigned kind, const void *buf,
+                   size_t len)
+{
+    return dpc_shm_put(ux->shm, ux->shm_slot[proc], tag, kind, buf, len);
+}
+
+static bool box_peek(dpc_ucx_t *ux, int proc, uint64_t *tag, unsigned *kind, const void **data,
+                     size_t *len)
+{
+    return dpc_shm_peek(ux->shm, ux->shm_slot[proc], tag, kind, data, len);
+}
+
+static void box_pop(dpc_ucx_t *ux, int proc)
+{
+    dpc_shm_pop(ux->shm, ux->shm_slot[proc]);
+}
+
+static bool box_room(dpc_ucx_t *ux, int proc, size_t len)
+{
+    return dpc_shm_room(ux->shm, ux->shm_slot[proc], len);
 }
 
 static void bell_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
@@ -336,12 +370,12 @@ static int mailbox_put(dpc_ucx_t *ux, struct dpc_xfer *x)
 {
     if (x->kind == DPC_SHM_RNDV) {
         dpc_shm_rndv_t d = {(uintptr_t)x->buf, x->len, (uintptr_t)x};
-        return dpc_shm_put(ux->shm, x->proc, x->tag, DPC_SHM_RNDV, &d, sizeof(d));
+        return box_put(ux, x->proc, x->tag, DPC_SHM_RNDV, &d, sizeof(d));
     }
     if (x->kind == DPC_SHM_FIN)
-        return dpc_shm_put(ux->shm, x->proc, x->fin_id, DPC_SHM_FIN, &x->fin_status,
-                           sizeof(x->fin_status));
-    return dpc_shm_put(ux->shm, x->proc, x->tag, DPC_SHM_MSG, x->buf, x->len);
+        return box_put(ux, x->proc, x->fin_id, DPC_SHM_FIN, &x->fin_status,
+                       sizeof(x->fin_status));
+    return box_put(ux, x->proc, x->tag, DPC_SHM_MSG, x->buf, x->len);
 }
 
 /* x's record is in the ring (rc: dpc_shm_put's), the peer rung if asleep:
@@ -385,7 +419,7 @@ static bool rndv_read(dpc_ucx_t *ux, int proc, const void *data, size_t n, void 
                       dpc_status_t *st, uint64_t *fin_id, int32_t *fin_status)
 {
     dpc_shm_rndv_t d;
-    if (n != sizeof(d) || !ux->cma_pids) {
+    if (n != sizeof(d) || !readable(ux, proc)) {
         *st = DPC_ERR_TRANSPORT;
         return false;
     }
@@ -522,10 +556,10 @@ static void mailbox_drain(dpc_ucx_t *ux, int proc)
     unsigned kind;
     const void *data;
     size_t len;
-    while ((pp->posted || pp->lent) && dpc_shm_peek(ux->shm, proc, &tag, &kind, &data, &len)) {
+    while ((pp->posted || pp->lent) && box_peek(ux, proc, &tag, &kind, &data, &len)) {
         if (kind == DPC_SHM_FIN) {
             fin_arrived(ux, pp, tag, data, len);
-            dpc_shm_pop(ux->shm, proc);
+            box_pop(ux, proc);
             continue;
         }
         struct dpc_xfer *x = pp->posted;
@@ -550,7 +584,7 @@ static void mailbox_drain(dpc_ucx_t *ux, int proc)
             pp->early_tail = e;
             pp->early_bytes += len;
         }
-        dpc_shm_pop(ux->shm, proc);
+        box_pop(ux, proc);
     }
 }
 
@@ -573,7 +607,8 @@ static void mailbox_progress(dpc_ucx_t *ux)
         }
     }
     for (int i = 0; i < ux->nprocs; i++)
-        mailbox_drain(ux, i);
+        if (ux->shm_slot[i] >= 0)
+            mailbox_drain(ux, i);
     if (ux->reads)
         mailbox_reads(ux);
     bell_post(ux);
@@ -670,7 +705,7 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
     uint64_t t = tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT);
-    int way = ring_way(ux, len, mem);
+    int way = ring_way(ux, g->world[peer], len, mem);
     if (way != BY_UCX)
         return mailbox_isend(ux, g->world[peer], t, (unsigned)way, buf, len, cb, arg, xfer_p);
     dpc_status_t rc = get_ep(ux, g->world[peer], &ep);
@@ -703,8 +738,10 @@ static dpc_status_t grp_isend(dpc_transport_t *tp, int peer, uint64_t tag, const
 static int mailbox_proc(dpc_transport_t *tp, int peer, size_t len, dpc_memtype_t mem, bool rndv)
 {
     group_tp_t *g = (group_tp_t *)tp;
-    int way = ring_way(g->ux, len, mem);
-    if (peer < 0 || peer >= tp->size || way == BY_UCX || (way == DPC_SHM_RNDV && !rndv))
+    if (peer < 0 || peer >= tp->size)
+        return -1;
+    int way = ring_way(g->ux, g->world[peer], len, mem);
+    if (way == BY_UCX || (way == DPC_SHM_RNDV && !rndv))
         return -1;
     return g->world[peer];
 }
@@ -718,8 +755,8 @@ static dpc_status_t grp_send_now(dpc_transport_t *tp, int peer, uint64_t tag, co
     int proc = mailbox_proc(tp, peer, len, mem, false);
     if (proc < 0 || ux->shm_peers[proc].waiting)
         return DPC_INPROGRESS;
-    int rc = dpc_shm_put(ux->shm, proc, tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT),
-                         DPC_SHM_MSG, buf, len);
+    int rc = box_put(ux, proc, tag | ((uint64_t)tp->rank << DPC_UCX_SRC_SHIFT), DPC_SHM_MSG,
+                     buf, len);
     if (rc < 0)
         return DPC_INPROGRESS;
     if (rc == 1)
@@ -756,7 +793,7 @@ static dpc_status_t grp_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, vo
         kind = e->kind;
         data = e->data;
         n = e->len;
-    } else if (!dpc_shm_peek(ux->shm, proc, &got, &kind, &data, &n) || got != t ||
+    } else if (!box_peek(ux, proc, &got, &kind, &data, &n) || got != t ||
                kind == DPC_SHM_FIN) {
         return DPC_INPROGRESS;
     }
@@ -764,10 +801,10 @@ static dpc_status_t grp_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, vo
     if (kind == DPC_SHM_RNDV) {
         uint64_t fin_id;
         int32_t fin_status;
-        if (pp->waiting || !dpc_shm_room(ux->shm, proc, sizeof(fin_status)))
+        if (pp->waiting || !box_room(ux, proc, sizeof(fin_status)))
             return DPC_INPROGRESS;
         if (rndv_read(ux, proc, data, n, buf, len, &st, &fin_id, &fin_status) &&
-            dpc_shm_put(ux->shm, proc, fin_id, DPC_SHM_FIN, &fin_status, sizeof(fin_status)) == 1)
+            box_put(ux, proc, fin_id, DPC_SHM_FIN, &fin_status, sizeof(fin_status)) == 1)
             ring_bell(ux, proc);
     } else {
         if (n)
@@ -778,7 +815,7 @@ static dpc_status_t grp_recv_now(dpc_transport_t *tp, int peer, uint64_t tag, vo
         early_unlink(pp, e, prev);
         early_put(ux, e);
     } else {
-        dpc_shm_pop(ux->shm, proc);
+        box_pop(ux, proc);
     }
     return st;
 }
@@ -791,7 +828,7 @@ static dpc_status_t grp_irecv(dpc_transport_t *tp, int peer, uint64_t tag, void 
     dpc_ucx_t *ux = g->ux;
     if (peer < 0 || peer >= tp->size)
         return DPC_ERR_ARG;
-    if (ring_way(ux, len, mem) != BY_UCX)
+    if (ring_way(ux, g->world[peer], len, mem) != BY_UCX)
         return mailbox_irecv(ux, g->world[peer], tag | ((uint64_t)peer << DPC_UCX_SRC_SHIFT),
                              buf, len, cb, arg, xfer_p);
     struct dpc_xfer *x = xfer_get(ux);
@@ -1165,18 +1202,46 @@ static void mailbox_fini(dpc_ucx_t *ux)
         }
     free(ux->shm_peers);
     ux->shm_peers = NULL;
+    free(ux->shm_slot);
+    ux->shm_slot = NULL;
     dpc_shm_destroy(ux->shm);
     ux->shm = NULL;
 }
 
-dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm, size_t max_msg)
+/* Whether slots (dpc_ucx_set_shm's) name each of shm's nbox indexes once. */
+static bool slots_valid(const int *slots, int nprocs, int nbox)
 {
-    if (ux->shm || !ux->eps || dpc_shm_nprocs(shm) != ux->nprocs || max_msg > DPC_SHM_MAX_MSG)
+    int named = 0;
+    for (int i = 0; i < nprocs; i++) {
+        if (slots[i] < -1 || slots[i] >= nbox)
+            return false;
+        for (int k = 0; k < i && slots[i] >= 0; k++)
+            if (slots[k] == slots[i])
+                return false;
+        named += slots[i] >= 0;
+    }
+    return named == nbox;
+}
+
+dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm, const int *slots, size_t max_msg)
+{
+    int nbox = dpc_shm_nprocs(shm);
+    if (ux->shm || !ux->eps || max_msg > DPC_SHM_MAX_MSG ||
+        (slots ? !slots_valid(slots, ux->nprocs, nbox) : nbox != ux->nprocs))
         return DPC_ERR_ARG;
-    size_t ring_max = dpc_shm_max_msg(ux->nprocs);
+    size_t ring_max = dpc_shm_max_msg(nbox);
     ux->shm_max = max_msg < ring_max ? max_msg : ring_max;
-    if (!(ux->shm_peers = calloc((size_t)ux->nprocs, sizeof(shm_peer_t))))
+    ux->shm_peers = calloc((size_t)ux->nprocs, sizeof(shm_peer_t));
+    ux->shm_slot = malloc(sizeof(int) * (size_t)ux->nprocs);
+    if (!ux->shm_peers || !ux->shm_slot) {
+        free(ux->shm_peers);
+        free(ux->shm_slot);
+        ux->shm_peers = NULL;
+        ux->shm_slot = NULL;
         return DPC_ERR_NOMEM;
+    }
+    for (int i = 0; i < ux->nprocs; i++)
+        ux->shm_slot[i] = slots ? slots[i] : i;
     ux->shm = shm;
     bell_post(ux);
     return DPC_OK;
@@ -1267,6 +1332,19 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
         return DPC_ERR_NOMEM;
     }
     memcpy(w, world, sizeof(int) * (size_t)size);
+    /* What every member can say of the group alike: whether all of its
+     * members share this node's mailboxes, and whether each can read all
+     * the others' memory (the pairs agree: dpc_ucx_set_shm, _set_cma). */
+    bool boxed = ux->shm != NULL, read_all = ux->cma_pids != NULL;
+    for (int i = 0; i < size; i++) {
+        if (w[i] < 0 || w[i] >= ux->nprocs) {
+            free(g);
+            free(w);
+            return DPC_ERR_ARG;
+        }
+        boxed = boxed && ux->shm_slot[w[i]] >= 0;
+        read_all = read_all && readable(ux, w[i]);
+    }
     /* (a message UCX carries past UCX_EAGER_MAX may take its rendezvous:
      * see dpc_transport_t's ack_min. Seen without it: a nonblocking ring
      * allgather of 16 MiB blocks at 3 ranks, a rank done and gone into
@@ -1274,12 +1352,14 @@ dpc_status_t dpc_ucx_group_create(dpc_ucx_t *ux, int rank, int size, const int *
      * word of 64 of its messages, which sat in the rank's UCX queue. Our
      * own rendezvous (ring_way) needs none: its transfers end on both sides
      * only when nothing more is owed. Mailbox messages past UCX_EAGER_MAX
-     * on a group that also sends by UCX get them too, at no risk.) */
+     * on a group that also sends by UCX get them too, at no risk: so does
+     * a group with members on other nodes, whose messages to them go by
+     * UCX. Its eager limit, which prices messages, is UCX's too.) */
     size_t ucx_rndv = UCX_EAGER_MAX + 1;
-    g->tp = (dpc_transport_t){.ops = ux->cma_pids ? &grp_ops_cma : &grp_ops, .rank = rank,
-                              .size = size, .ack_min = ux->shm && ux->cma_pids ? 0 : ucx_rndv,
+    g->tp = (dpc_transport_t){.ops = read_all ? &grp_ops_cma : &grp_ops, .rank = rank,
+                              .size = size, .ack_min = boxed && read_all ? 0 : ucx_rndv,
                               .ack_min_device = ucx_rndv,
-                              .eager_max = ux->shm ? ux->shm_max : UCX_EAGER_MAX};
+                              .eager_max = boxed ? ux->shm_max : UCX_EAGER_MAX};
     g->ux = ux;
     g->world = w;
     *tp_p = &g->tp;
@@ -1303,11 +1383,22 @@ void dpc_ucx_describe(dpc_ucx_t *ux, char *buf, size_t len)
     for (int m = 0; m < UCS_MEMORY_TYPE_LAST && off < len; m++)
         if (ux && (ux->mem_types & (UINT64_C(1) << m)))
             off += (size_t)snprintf(buf + off, len - off, " %s", ucs_memory_type_names[m]);
+    int local = 0, readable_n = 0;
+    for (int i = 0; ux && i < ux->nprocs; i++) {
+        local += ux->shm && ux->shm_slot[i] >= 0;
+        readable_n += ux->shm && ux->shm_slot[i] >= 0 && readable(ux, i);
+    }
+    const char *others = ux && local < ux->nprocs ? ", UCX to other nodes" : "";
     if (off < len)
-        snprintf(buf + off, len - off, "; wakeup: %s; small messages: %s; large host messages: %s",
-                 ux && ux->efd >= 0 ? "yes" : "no",
-                 ux && ux->shm ? "shared-memory mailboxes" : "UCX",
-                 ux && ux->shm && ux->cma_pids ? "read by the receiver (cross-memory attach)"
-                                               : "UCX");
+        off += (size_t)snprintf(buf + off, len - off, "; wakeup: %s; small messages: %s",
+                                ux && ux->efd >= 0 ? "yes" : "no",
+                                local ? "shared-memory mailboxes" : "UCX");
+    if (off < len && local && local < ux->nprocs)
+        off += (size_t)snprintf(buf + off, len - off, " with this node's %d process%s%s",
+                                local, local == 1 ? "" : "es", others);
+    if (off < len)
+        snprintf(buf + off, len - off, "; large host messages: %s%s",
+                 readable_n ? "read by the receiver (cross-memory attach)" : "UCX",
+                 readable_n && local < ux->nprocs ? others : "");
 }
 

@@ -42,17 +42,23 @@ dpc_status_t dpc_ucx_address(dpc_ucx_t *ux, const void **addr, size_t *len);
 dpc_status_t dpc_ucx_set_peers(dpc_ucx_t *ux, int nprocs, const char *addrs,
                                const size_t *offs, const size_t *lens);
 /* One-sided reads by cross-memory attach (dpc_cma.h) for groups created
- * from now on: pids[i] is process i's, every process having shown it can
- * read every other; NULL turns them off. */
+ * from now on: pids[i] is process i's, or 0 for one this process cannot
+ * read (on another node), the two sides of every pair agreeing; NULL
+ * turns them off. A group has one-sided operations when it can read every
+ * member. */
 dpc_status_t dpc_ucx_set_cma(dpc_ucx_t *ux, int nprocs, const int64_t *pids);
 /* Small messages (up to max_msg <= DPC_SHM_MAX_MSG bytes of host memory,
- * the same on every process, and no more than the job's rings carry,
- * dpc_shm_max_msg) through shared-memory mailboxes from now on
- * (every process on this node, each having attached to all others'
- * segments): takes shm over. Context id
- * 2^DPC_UCX_CTX_BITS - 1 is then reserved for doorbells. */
+ * the same on every process, and no more than the node's rings carry,
+ * dpc_shm_max_msg) to and from the processes of this node through
+ * shared-memory mailboxes from now on (each of them having attached to
+ * all the others' segments): takes shm over. slots[i] is process i's
+ * index among shm's processes, -1 for a process on another node (whose
+ * messages go by UCX); every index once. NULL: every process is on this
+ * node, process i at index i. Context id 2^DPC_UCX_CTX_BITS - 1 is then
+ * reserved for doorbells. */
 struct dpc_shm;
-dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, struct dpc_shm *shm, size_t max_msg);
+dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, struct dpc_shm *shm, const int *slots,
+                             size_t max_msg);
 bool dpc_ucx_has_shm(const dpc_ucx_t *ux);
 /* Flushes and closes endpoints (bounded wait), destroys worker and context. */
 void dpc_ucx_destroy(dpc_ucx_t *ux);

@@ -68,45 +68,71 @@ static void exchange_addresses(void)
     free(lens); free(displs); free(offs); free(slens); free(all);
 }
 
-/* Where the processes are, before our UCX context exists: all on one
- * node (then shared memory transports suffice), and whether every process
- * can read every other's memory (cross-memory attach, probed by reading a
- * word of each), which one-sided algorithms need. Both agreed by all. */
-static int64_t *cma_pids;
+/* Where the processes are, before our UCX context exists: which share
+ * this one's node (mailboxes between them, UCX to the others), whether all
+ * are on one node (then shared memory transports suffice), and whether
+ * every process can read the memory of every other of its node
+ * (cross-memory attach, probed by reading a word of each), which one-sided
+ * algorithms need. Every rank knows every process's node from the same
+ * gathered cards, so the two sides of a pair agree on its way. */
+static int64_t *cma_pids;    /* per process: its pid where readable (this node), else 0 */
+static int *node_slot;       /* per process: its index among this node's, -1 elsewhere */
+static int node_procs;       /* this node's processes */
+static int node_first;       /* the lowest world rank of this node */
 static int single_node;
+
+/* DPCOLL_TEST_NODES=k: rank r is taken to be on node r*k/n (hosts made
+ * different), as if the job ran on k machines. */
+static void test_nodes(dpc_cma_card_t *cards, int n, int k)
+{
+    if (k > n)
+        k = n;
+    for (int i = 0; k > 0 && i < n; i++)
+        cards[i].host ^= UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(1 + (int64_t)i * k / n);
+}
 
 static void locate_processes(void)
 {
-    int n = dpc_g.world_size, ok = 0, all_ok = 0;
+    int n = dpc_g.world_size, me = dpc_g.world_rank, ok = 0, all_ok = 0;
     dpc_cma_card_t mine, *cards = malloc(sizeof(*cards) * (size_t)n);
+    node_slot = malloc(sizeof(int) * (size_t)n);
     dpc_cma_card(&mine);
-    if (!cards) {
+    if (!cards || !node_slot) {
         /* the others wait in the gather below: nothing sensible is left */
         fprintf(stderr, "libdpcoll[%d] error: out of memory at MPI_Init\n", dpc_g.world_rank);
         PMPI_Abort(MPI_COMM_WORLD, 2);
     }
     PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, cards, (int)sizeof(mine), MPI_BYTE,
                    MPI_COMM_WORLD);
+    test_nodes(cards, n, dpc_g.cfg.test_nodes);
     single_node = 1;
-    for (int i = 0; i < n; i++)
+    node_procs = 0;
+    node_first = -1;
+    for (int i = 0; i < n; i++) {
         single_node &= cards[i].host == cards[0].host;
-    ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, dpc_g.world_rank);
+        bool here = cards[i].host == cards[me].host;
+        node_slot[i] = here ? node_procs++ : -1;
+        if (here && node_first < 0)
+            node_first = i;
+    }
+    ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, me);
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all_ok && (cma_pids = malloc(sizeof(int64_t) * (size_t)n)))
         for (int i = 0; i < n; i++)
-            cma_pids[i] = cards[i].pid;
+            cma_pids[i] = node_slot[i] >= 0 ? cards[i].pid : 0;
     free(cards);
 }
 
-/* Mailboxes for small messages when every process is on this node: each
- * creates its segment, then maps everyone's, then removes its name (the
- * memory stays while mapped; nothing is left behind in /dev/shm). All or
- * none: a rank that fails says so and nobody uses them. */
+/* Mailboxes for small messages between the processes of each node: each
+ * creates its segment, then maps those of its node, then removes its name
+ * (the memory stays while mapped; nothing is left behind in /dev/shm).
+ * All or none: a rank that fails says so and nobody uses them (nor does
+ * anybody where a node has more processes than the mailboxes serve). */
 _Static_assert(DPC_MAX_SHM_MAX <= DPC_SHM_MAX_MSG, "DPCOLL_SHM_MAX beyond what the rings carry");
 
 static void open_mailboxes(void)
 {
-    int n = dpc_g.world_size, me = dpc_g.world_rank;
+    int n = node_procs, me = node_slot[dpc_g.world_rank];
     int ok, all = 0;
     /* names unique to this job: rank 0's pid and a nonce (another job, in
      * another pid namespace sharing /dev/shm, may have the same pid) */
@@ -117,8 +143,9 @@ static void open_mailboxes(void)
     char prefix[80], err[256] = "";
     dpc_shm_t *shm = NULL;
     PMPI_Bcast(job, 2, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    snprintf(prefix, sizeof(prefix), "/dpcoll.%llu.%llx", job[0], job[1]);
-    ok = dpc_shm_create(prefix, n, me, &shm, err, sizeof(err)) == DPC_OK;
+    /* (and the node's first rank: DPCOLL_TEST_NODES's nodes share /dev/shm) */
+    snprintf(prefix, sizeof(prefix), "/dpcoll.%llu.%llx.%d", job[0], job[1], node_first);
+    ok = n <= DPC_SHM_MAX_PROCS && dpc_shm_create(prefix, n, me, &shm, err, sizeof(err)) == DPC_OK;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all) {
         ok = dpc_shm_attach(shm, err, sizeof(err)) == DPC_OK;
@@ -126,7 +153,7 @@ static void open_mailboxes(void)
     }
     dpc_shm_unlink(shm);     /* everyone has mapped it, or given up */
     if (all) {
-        ok = dpc_ucx_set_shm(dpc_g.ux, shm, dpc_g.cfg.shm_max) == DPC_OK;
+        ok = dpc_ucx_set_shm(dpc_g.ux, shm, node_slot, dpc_g.cfg.shm_max) == DPC_OK;
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (ok)
             shm = NULL;      /* the transport's now */
@@ -217,7 +244,7 @@ void dpc_init(int provided)
         PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (all_have)
             dpc_ucx_set_cma(dpc_g.ux, dpc_g.world_size, cma_pids);
-        if (single_node && dpc_g.cfg.shm && dpc_g.world_size <= DPC_SHM_MAX_PROCS)
+        if (dpc_g.cfg.shm)
             open_mailboxes();
         ok = dpc_g.ux != NULL;
         PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -251,6 +278,8 @@ void dpc_init(int provided)
     }
     free(cma_pids);
     cma_pids = NULL;
+    free(node_slot);
+    node_slot = NULL;
     if (dpc_g.active && dpc_log_enabled(DPC_LOG_INFO) && dpc_g.world_rank == 0) {
         char d[256];
         dpc_ucx_describe(dpc_g.ux, d, sizeof(d));

@@ -395,6 +395,29 @@ check "... and by UCX with DPCOLL_SHM=0" \
 out=$(DPCOLL_ONE_SIDED=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "large messages by UCX's rendezvous with DPCOLL_ONE_SIDED=0" \
     sh -c 'echo "$1" | grep -q "large host messages: UCX"' _ "$out"
+# DPCOLL_TEST_NODES=2: the job taken as two nodes (ranks 0-1 and 2-3; at 3
+# ranks 0-1 and 2): mailboxes and cross-memory reads between the ranks of a
+# node, UCX between nodes, one-sided algorithms only on communicators
+# within one node
+if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
+    out=$(DPCOLL_TEST_NODES=2 DPCOLL_STATS=1 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" \
+          mpi 4 "$pre" pairs 2>&1); rc=$?
+    check "two nodes (DPCOLL_TEST_NODES=2), 4 ranks: mailboxes and cross-memory reads within a node, UCX between them, results equal to PMPI's" \
+        sh -c 'test $2 -eq 0 && echo "$1" | grep -q "^100%: Checks: 5," &&
+               echo "$1" | grep -q "small messages: shared-memory mailboxes with this node.s 2 processes, UCX to other nodes; large host messages: read by the receiver (cross-memory attach), UCX to other nodes"' \
+        _ "$out" $rc
+    check "... a one-sided bcast on the communicators of a node's two ranks, none on the world's (every rank)" \
+        sh -c '[ "$(echo "$1" | grep -c "stats: rank [0-3] bcast: 2 on libdpcoll (scatter_allgather 1, direct 1)")" = 4 ]' \
+        _ "$out"
+    echo "== test_mpi_coll on two nodes (DPCOLL_TEST_NODES=2), 3 ranks"
+    DPCOLL_TEST_NODES=2 mpi 3 "$coll" || fail=1
+    echo "== test_mpi_coll, nonblocking calls, on two nodes (DPCOLL_TEST_NODES=2), 4 ranks"
+    DPCOLL_TEST_NODES=2 DPC_TEST_MODE=nonblocking mpi 4 "$coll" || fail=1
+    for nodes in 2 4; do
+        echo "== randomized cases on $nodes nodes (DPCOLL_TEST_NODES=$nodes), 4 ranks"
+        DPCOLL_TEST_NODES=$nodes DPC_FUZZ_CASES=300 mpi 4 "$fuzz" || fail=1
+    done
+fi
 echo "== test_mpi_coll with large messages by UCX's rendezvous (DPCOLL_ONE_SIDED=0), 3 ranks"
 DPCOLL_ONE_SIDED=0 mpi 3 "$coll" || fail=1
 echo "== test_mpi_coll with small messages by UCX (DPCOLL_SHM=0), 2 ranks"

@@ -8,6 +8,11 @@
  * on a duplicate made and freed for each half of them, each result checked
  * as above: a training loop's repeated signatures, which DPCOLL_AUTOTUNE
  * measures and decides (run.sh).
+ *
+ * "pairs": then the bcast again on communicators of two consecutive world
+ * ranks (MPI_Comm_split), checked the same way: with DPCOLL_TEST_NODES a
+ * communicator within one node, which may read its members' memory, in a
+ * job whose world may not (run.sh).
  */
 #include "config.h"
 #include <dlfcn.h>
@@ -44,6 +49,18 @@ int main(int argc, char **argv)
     MPI_Allgather(&rank, 1, MPI_INT, ib, 1, MPI_INT, MPI_COMM_WORLD);
     PMPI_Allgather(&rank, 1, MPI_INT, ic, 1, MPI_INT, MPI_COMM_WORLD);
     checks++, bad += memcmp(ib, ic, sizeof(int) * (size_t)size) != 0;
+    if (argc > 1 && !strcmp(argv[1], "pairs")) {
+        MPI_Comm pair;
+        MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
+        for (int i = 0; i < N; i++)
+            ia[i] = rank % 2 == 0 ? i * 5 : -1;
+        MPI_Bcast(ia, N, MPI_INT, 0, pair);
+        int wrong = 0;
+        for (int i = 0; i < N; i++)
+            wrong += ia[i] != i * 5;
+        checks++, bad += wrong != 0;
+        MPI_Comm_free(&pair);
+    }
     int loops = argc > 1 && !strcmp(argv[1], "loop") ? (argc > 2 ? atoi(argv[2]) : 12) : 0;
     enum { B = 20000 };   /* ints per rank's block: 80 KB, beyond the replayed calls */
     int *blk = malloc(sizeof(int) * B * (size_t)size), *got = malloc(sizeof(int) * B * (size_t)size),
