@@ -12,7 +12,8 @@ extern const dpc_algo_t dpc_algo_allreduce_ring, dpc_algo_allreduce_recursive_do
     dpc_algo_allgatherv_recursive_doubling, dpc_algo_allgather_bruck,
     dpc_algo_allgatherv_bruck, dpc_algo_bcast_binomial, dpc_algo_bcast_scatter_allgather,
     dpc_algo_alltoall_pairwise, dpc_algo_alltoallv_pairwise, dpc_algo_alltoall_bruck,
-    dpc_algo_allreduce_direct, dpc_algo_reduce_scatter_block_direct,
+    dpc_algo_allreduce_direct, dpc_algo_allreduce_hierarchical,
+    dpc_algo_reduce_scatter_block_direct,
     dpc_algo_reduce_scatter_direct, dpc_algo_allgather_direct, dpc_algo_allgatherv_direct,
     dpc_algo_alltoall_direct, dpc_algo_alltoallv_direct, dpc_algo_bcast_direct,
     dpc_algo_reduce_scatter_block_recursive_doubling, dpc_algo_reduce_scatter_recursive_doubling;
@@ -22,6 +23,7 @@ static const dpc_algo_t *const registry[] = {
     &dpc_algo_allreduce_recursive_doubling,
     &dpc_algo_allreduce_rabenseifner,
     &dpc_algo_allreduce_direct,
+    &dpc_algo_allreduce_hierarchical,
     &dpc_algo_reduce_scatter_block_ring,
     &dpc_algo_reduce_scatter_block_recursive_halving,
     &dpc_algo_reduce_scatter_block_direct,
@@ -94,6 +96,9 @@ bool dpc_algo_applies(const dpc_algo_t *al, const dpc_coll_args_t *a)
     if (a->op == DPC_OP_USER_ORDERED && dpc_coll_reduces(a->coll) &&
         !(al->flags & DPC_ALGO_RANK_ORDER) &&
         !((al->flags & DPC_ALGO_RANK_ORDER_UP_TO_3) && a->size <= 3))
+        return false;
+    if ((al->flags & DPC_ALGO_NODES) &&
+        !(a->node && a->nnodes >= 2 && a->node_ranks >= 2 && a->nnodes * a->node_ranks == a->size))
         return false;
     if (al->flags & DPC_ALGO_EQUAL_COUNTS_ONLY)
         return !a->counts && !a->scounts;

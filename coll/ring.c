@@ -50,7 +50,8 @@ uint32_t ring_phase_tags(const ring_phase_t *rp)
 
 static int rank_at(const ring_phase_t *rp, int pos)
 {
-    return mod(pos + rp->shift, rp->p);
+    int i = mod(pos + rp->shift, rp->p);
+    return rp->members ? rp->members[i] : i;
 }
 
 dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, char *accum,

@@ -2,7 +2,8 @@
  * The two phases of ring algorithms, shared by allreduce_ring,
  * reduce_scatter_ring, allgather_ring and bcast_scatter_allgather.
  *
- * p members sit on a ring; member at position i is rank (i + shift) % p and
+ * p members sit on a ring; member at position i is rank (i + shift) % p (or
+ * members[(i + shift) % p]: a ring over some of a group's ranks) and
  * initially owns block i. Blocks are byte ranges (boff[b], blen[b]) of the
  * caller's buffers; each is cut into segments of at most `seg` bytes, and
  * every segment travels as its own message, so a segment can be forwarded
@@ -17,6 +18,8 @@
 typedef struct ring_phase {
     dpc_sched_t *s;
     int p, me, shift;
+    const int *members;          /* the group rank at each position (after the shift);
+                                  * NULL: position i is rank i */
     const size_t *boff, *blen;   /* bytes, indexed by block (= owning position) */
     size_t seg;                  /* segment bytes, a multiple of the element size */
     uint32_t tag0;               /* first step tag this phase may use */

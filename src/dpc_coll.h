@@ -77,6 +77,12 @@ typedef struct dpc_coll_args {
                          * (msg_alpha), and the alltoallv's direct algorithm reads such
                          * blocks. 0: DPC_DEFAULT_SHM_MAX, the one-node default (tools
                          * and tests pricing calls outside a job) */
+    /* Where the ranks are: node[i] is rank i's node, numbered 0 .. nnodes-1
+     * in the order of each node's lowest rank; node_ranks the ranks on each
+     * node when every node has as many, else 0. NULL, 1, size: all on one
+     * node. Every rank has the same map (made from what MPI_Init gathered). */
+    const int *node;
+    int nnodes, node_ranks;
 } dpc_coll_args_t;
 
 /* Alpha-beta-gamma (Hockney) cost parameters: a message of n bytes costs
@@ -129,6 +135,9 @@ typedef struct dpc_cost_params {
  * costs depend on what each rank alone knows (alltoallv's counts), and the
  * ranks must choose alike */
 #define DPC_ALGO_FIRST_CHOICE 0x10u
+/* Runs on a group spread over 2 or more nodes with the same number of
+ * ranks, 2 or more, on each (args.node, node_ranks) */
+#define DPC_ALGO_NODES 0x20u
 
 typedef struct dpc_algo {
     const char *name;

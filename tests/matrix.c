@@ -9,6 +9,7 @@
 #include "config.h"
 #include "matrix.h"
 #include "dpc_pairs.h"
+#include "nodes.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,7 +244,38 @@ typedef struct world {
     size_t *counts, *displs;         /* shared by all ranks */
     size_t **scounts, **sdispls;     /* per rank (alltoallv) */
     size_t **rcounts, **rdispls;     /* per rank (alltoallv receive side) */
+    int *node;                       /* the node map, or NULL (one node) */
 } world_t;
+
+/* The nodes c's ranks are on (mx_case_t's nodes). */
+static int case_nodes(const mx_case_t *c)
+{
+    if (c->nodes)
+        return c->nodes;
+    return (c->algo->flags & DPC_ALGO_NODES) ? test_default_nodes(c->p) : 0;
+}
+
+/* c's node map into a (node: p ints, or NULL for one node). */
+static void set_nodes(const mx_case_t *c, int *node, dpc_coll_args_t *a)
+{
+    int nodes = case_nodes(c);
+    if (nodes < 2 || !node)
+        return;
+    a->node_ranks = test_node_map(c->p, nodes, c->round_robin, node);
+    a->node = node;
+    a->nnodes = nodes;
+}
+
+bool mx_applies(const mx_case_t *c)
+{
+    int *node = malloc(sizeof(int) * (size_t)c->p);
+    dpc_coll_args_t a = {.coll = c->algo->coll, .size = c->p, .op = c->op, .dtype = c->dt,
+                         .one_sided = true};
+    set_nodes(c, node, &a);
+    bool ok = node && dpc_algo_applies(c->algo, &a);
+    free(node);
+    return ok;
+}
 
 static size_t vcount(size_t c, int i)
 {
@@ -271,6 +303,7 @@ static void world_free(world_t *w)
     free(w->rcounts); free(w->rdispls);
     free(w->sbuf); free(w->rbuf); free(w->expect); free(w->sbytes); free(w->rbytes);
     free(w->counts); free(w->displs); free(w->scounts); free(w->sdispls); free(w->args);
+    free(w->node);
 }
 
 /* Builds buffers, arguments and expected outputs. */
@@ -295,7 +328,8 @@ static int world_make(world_t *w, const mx_case_t *c)
     w->sdispls = calloc((size_t)p, sizeof(size_t *));
     w->rcounts = calloc((size_t)p, sizeof(size_t *));
     w->rdispls = calloc((size_t)p, sizeof(size_t *));
-    if (!w->rcounts || !w->rdispls ||
+    w->node = case_nodes(c) >= 2 ? malloc(sizeof(int) * (size_t)p) : NULL;
+    if ((case_nodes(c) >= 2 && !w->node) || !w->rcounts || !w->rdispls ||
         !w->args || !w->sbuf || !w->rbuf || !w->expect || !w->sbytes || !w->rbytes ||
         !w->counts || !w->displs || !w->scounts || !w->sdispls)
         return -1;
@@ -319,6 +353,7 @@ static int world_make(world_t *w, const mx_case_t *c)
         a->seg_bytes = c->seg_bytes;
         a->push_max = c->push_max;   /* (push_min 0: from the smallest call) */
         a->one_sided = true;       /* the simulator reads peers' memory too */
+        set_nodes(c, w->node, a);
         a->count = c->count;
         size_t sn = 0, rn = 0;
         switch (coll) {

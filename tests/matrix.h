@@ -25,6 +25,11 @@ typedef struct mx_case {
      * compared across ranks (allreduce) and reorderings, which shows that
      * every rank combines each element's operands in one order */
     bool order_only;
+    /* the ranks on this many nodes (tests/nodes.h: consecutive, or dealt
+     * round_robin); 0: one node, except for an algorithm that needs
+     * several (DPC_ALGO_NODES), which gets test_default_nodes(p) */
+    int nodes;
+    bool round_robin;
 } mx_case_t;
 
 typedef struct mx_fault {
@@ -38,6 +43,10 @@ int mx_run(const mx_case_t *c, char *msg, size_t len);
  * the right result or fails with a described error, that the faulted rank
  * fails when the fault triggers, and that no transfer is left behind. */
 int mx_run_fault(const mx_case_t *c, const mx_fault_t *f, char *msg, size_t len);
+
+/* Whether c's algorithm may run c's group (its size, node map, op and
+ * type, one-sided reads allowed; no v-counts). */
+bool mx_applies(const mx_case_t *c);
 
 /* Every (dtype, op) pair MPI defines, for cycling through in the matrix. */
 int mx_type_ops(dpc_dtype_t *dts, dpc_op_t *ops, int max);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "matrix.h"
+#include "nodes.h"
 
 static const int full_ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 64};
 static const int quick_ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17};
@@ -79,7 +80,7 @@ START_TEST(test_algo_p)
                  * their blocks (every size) and pulling them (never pushing) */
                 c.push_max = (ci + ip + t) % 2 ? SIZE_MAX : 0;
                 c.reorder_seed = ci < 5 || !quick ? (uint64_t)(_i * 100 + ci * 10 + ip + 1) : 0;
-                if (!dpc_algo_applies(al, &(dpc_coll_args_t){.coll = al->coll, .one_sided = true}))
+                if (!mx_applies(&c))
                     continue;
                 char msg[512];
                 if (mx_run(&c, msg, sizeof(msg)))
@@ -90,7 +91,80 @@ START_TEST(test_algo_p)
             }
         }
     }
-    ck_assert_int_gt(cases, 0);
+    /* (an algorithm for ranks on several nodes has no layout at some p:
+     * test_node_layouts runs it on many) */
+    ck_assert(cases > 0 || ((al->flags & DPC_ALGO_NODES) && test_default_nodes(p) == 0));
+}
+END_TEST
+
+/* The algorithms for ranks on several nodes, on every even layout of 4-16
+ * ranks (N nodes of L ranks, both 2 or more), with consecutive ranks
+ * together and dealt round-robin, over counts {0, 1, p-1, p, p+1, large}
+ * in place and not: checked as the matrix checks (exact results, the same
+ * bits on every rank and under reordering, traffic equal to the formula).
+ * And where they may not run: ranks on one node, one rank on a node, nodes
+ * with unequal numbers of ranks. */
+START_TEST(test_node_layouts)
+{
+    static const int lps[] = {4, 6, 8, 9, 12, 16};
+    int cases = 0;
+    for (int ai = 0; ai < nregistered; ai++) {
+        const dpc_algo_t *al = algo_at(ai);
+        if (!(al->flags & DPC_ALGO_NODES))
+            continue;
+        bool reduces = dpc_coll_reduces(al->coll);
+        for (unsigned pi = 0; pi < sizeof(lps) / sizeof(int); pi++) {
+            int p = lps[pi];
+            for (int nodes = 2; nodes * 2 <= p; nodes++) {
+                if (p % nodes)
+                    continue;
+                for (int rr = 0; rr < 2; rr++) {
+                    size_t counts[6] = {0, 1, (size_t)p - 1, (size_t)p, (size_t)p + 1,
+                                        large_count(al, p)};
+                    for (int ci = 0; ci < 6; ci++)
+                        for (int ip = 0; ip < 2; ip++) {
+                            int k = ai * 13 + p * 7 + nodes * 5 + rr * 3 + ci * 2 + ip;
+                            mx_case_t c = {.algo = al, .p = p, .count = counts[ci],
+                                           .in_place = ip, .nodes = nodes, .round_robin = rr,
+                                           .seg_bytes = ci == 5 ? 4096 : 0,
+                                           .reorder_seed = (uint64_t)(k + 1)};
+                            c.dt = reduces ? tdts[k % ntypeops] : move_dts[k % 4];
+                            c.op = reduces ? tops[k % ntypeops] : DPC_OP_SUM;
+                            ck_assert_msg(mx_applies(&c), "%s/%s: %d ranks on %d nodes%s refused",
+                                          dpc_coll_name(al->coll), al->name, p, nodes,
+                                          rr ? " round-robin" : "");
+                            char msg[512];
+                            if (mx_run(&c, msg, sizeof(msg)))
+                                ck_abort_msg("%s/%s p=%d on %d nodes%s count=%zu %s %s/%s: %s",
+                                             dpc_coll_name(al->coll), al->name, p, nodes,
+                                             rr ? " round-robin" : "", c.count,
+                                             ip ? "in-place" : "out-of-place",
+                                             dpc_dtype_name(c.dt),
+                                             reduces ? dpc_op_name(c.op) : "-", msg);
+                            cases++;
+                        }
+                }
+            }
+        }
+        /* no layout to run on: one node, one rank a node, unequal nodes */
+        int node[8];
+        dpc_coll_args_t a = {.coll = al->coll, .size = 4, .op = DPC_OP_SUM, .dtype = DPC_INT32,
+                             .one_sided = true};
+        ck_assert(!dpc_algo_applies(al, &a));
+        a.node = node;
+        a.nnodes = 1;
+        a.node_ranks = test_node_map(4, 1, false, node);
+        ck_assert(!dpc_algo_applies(al, &a));
+        a.nnodes = 4;
+        a.node_ranks = test_node_map(4, 4, false, node);
+        ck_assert(!dpc_algo_applies(al, &a));
+        a.size = 5;
+        a.nnodes = 2;
+        a.node_ranks = test_node_map(5, 2, false, node);
+        ck_assert_int_eq(a.node_ranks, 0);
+        ck_assert(!dpc_algo_applies(al, &a));
+    }
+    ck_assert_int_ge(cases, 6 * 2 * 2 * 9);
 }
 END_TEST
 
@@ -121,6 +195,8 @@ START_TEST(test_user_op)
                                    .dt = order ? DPC_UINT32 : dts[(pi + ci * 2 + ip) % 6],
                                    .seg_bytes = ci == 3 ? 4096 : 0,
                                    .reorder_seed = (uint64_t)(_i * 1000 + pi * 10 + ci * 2 + ip + 1)};
+                    if (!mx_applies(&c))
+                        continue;     /* (no node layout at this p) */
                     char msg[512];
                     if (mx_run(&c, msg, sizeof(msg)))
                         ck_abort_msg("%s/%s p=%d count=%zu %s %s user op%s: %s",
@@ -189,6 +265,8 @@ START_TEST(test_faults)
         for (unsigned fi = 0; fi < sizeof(faults) / sizeof(faults[0]); fi++) {
             mx_case_t c = {.algo = al, .p = p, .count = 4099, .dt = DPC_INT32,
                            .op = DPC_OP_SUM, .seg_bytes = 1024};
+            if (!mx_applies(&c))
+                continue;     /* (no node layout at this p) */
             char msg[512];
             if (mx_run_fault(&c, &faults[fi], msg, sizeof(msg)))
                 ck_abort_msg("%s/%s p=%d fault %d on rank %d (k=%d): %s", dpc_coll_name(al->coll),
@@ -472,6 +550,10 @@ int main(void)
     TCase *toc = tcase_create("own_copy_first");
     tcase_add_test(toc, test_own_copy_before_transfers);
     suite_add_tcase(s, toc);
+    TCase *tn = tcase_create("node_layouts");
+    tcase_set_timeout(tn, 900);
+    tcase_add_test(tn, test_node_layouts);
+    suite_add_tcase(s, tn);
     TCase *tsg = tcase_create("ring_segments");
     tcase_add_test(tsg, test_ring_segments);
     suite_add_tcase(s, tsg);
@@ -486,7 +568,9 @@ int main(void)
      * are counted here from the same loops rather than collected) */
     long cases = 0;
     for (int a = 0; a < nalgos; a++)
-        cases += (long)nps * 6 * 2 * (dpc_coll_reduces(algo_at(a)->coll) ? 3 : 2);
+        for (int pi = 0; pi < nps; pi++)
+            if (!(algo_at(a)->flags & DPC_ALGO_NODES) || test_default_nodes(ps[pi]))
+                cases += 6 * 2 * (dpc_coll_reduces(algo_at(a)->coll) ? 3 : 2);
     printf("matrix: %d algorithms x %d group sizes = %ld checked cases (+ a reordered rerun "
            "of each), %d x 30 fault runs\n", nalgos, nps, cases, nalgos);
     srunner_free(sr);

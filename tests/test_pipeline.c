@@ -18,6 +18,7 @@
 #include "dpc_coll.h"
 #include "dpc_reduce.h"
 #include "dpc_sim.h"
+#include "nodes.h"
 
 #define ARENA (64u << 20)
 static char *arena;
@@ -180,6 +181,12 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
     devq_t *dq = calloc((size_t)p, sizeof(devq_t));
     void *ctx[8];
     dpc_coll_args_t args[8];
+    int node[8];
+    /* an algorithm for ranks on several nodes gets a layout (sweep skips
+     * the p that have none) */
+    bool spread = !use_owner && (chunk_algo->flags & DPC_ALGO_NODES);
+    int nodes = spread ? test_default_nodes(p) : 0,
+        node_ranks = nodes ? test_node_map(p, nodes, false, node) : 0;
     int64_t *hin[8], *hout[8], *dout[8], *stage_in[8], *stage_out[8];
     char *slots[8];
     size_t b = count * sizeof(int64_t);
@@ -199,7 +206,8 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
         pipes[r].on = true;
         args[r] = (dpc_coll_args_t){.coll = DPC_ALLREDUCE, .rank = r, .size = p, .count = count,
                                     .dtype = DPC_INT64, .op = DPC_OP_SUM, .in_place = in_place,
-                                    .one_sided = true};
+                                    .one_sided = true, .node = nodes ? node : NULL,
+                                    .nnodes = nodes, .node_ranks = node_ranks};
         pipes[r].owner = use_owner;
         pipes[r].dev_reduce = use_owner && dev;
         size_t sb = dpc_pipeline_slot_bytes(&args[r], chunk_bytes);
@@ -294,6 +302,9 @@ static void sweep(uint64_t seed0)
     chunk_bytes = 1024;
     for (unsigned pi = 0; pi < np; pi++)
         for (unsigned ci = 0; ci < nc; ci++)
+            if (!use_owner && (chunk_algo->flags & DPC_ALGO_NODES) && !test_default_nodes(ps[pi]))
+                break;     /* (no layout: run_case) */
+            else
             for (int ip = 0; ip < 2; ip++)
                 for (int mixed = 0; mixed < 2; mixed++)
                     run_case(ps[pi], counts[ci], ip, mixed, pi * 100 + ci * 10 + ip + seed0);

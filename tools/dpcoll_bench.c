@@ -624,7 +624,10 @@ static int sides_of(int c, const char *list, int all_algos, const char **algo)
         const char *name = dpcoll_algorithm_name(cname[c], ai);
         if (!name)
             break;
-        if (!list || listed(list, name))
+        /* (one that cannot run on this job's world, the one-sided ones
+         * across nodes say, would time the model's pick under its name) */
+        if ((!list || listed(list, name)) &&
+            dpcoll_predict(cname[c], name, 1, MPI_FLOAT, MPI_COMM_WORLD) >= 0)
             algo[n++] = name;
     }
     return n;

@@ -29,6 +29,8 @@ typedef struct tool {
     size_t *counts, *displs, **scounts, **sdispls, **rcounts, **rdispls;
     int64_t **last;           /* trace: previous state */
     int step;
+    int nodes;                /* -N: the ranks on this many nodes (0: one) */
+    int *node;
 } tool_t;
 
 static void usage(FILE *f)
@@ -42,6 +44,8 @@ static void usage(FILE *f)
         "                       default: p for allreduce/bcast, 1 otherwise)\n"
         "  -r, --root R         broadcast root (default 0)\n"
         "  -i, --in-place       MPI_IN_PLACE semantics\n"
+        "  -N, --nodes K        the ranks on K nodes, consecutive ranks together (the\n"
+        "                       hierarchical allreduce needs 2 or more, as many ranks on each)\n"
         "  -s, --seg BYTES      pipeline segment size (default %u; the reducing rings': %u,\n"
         "                       as through 64 KiB mailboxes, up to 1 MiB allreduces and\n"
         "                        4 MiB reduce-scatters)\n"
@@ -96,9 +100,15 @@ static int setup(tool_t *t, bool in_place, int root, size_t seg)
     t->sdispls = calloc((size_t)p, sizeof(size_t *));
     t->rcounts = calloc((size_t)p, sizeof(size_t *));
     t->rdispls = calloc((size_t)p, sizeof(size_t *));
+    t->node = calloc((size_t)p, sizeof(int));
     if (!t->args || !t->sbuf || !t->rbuf || !t->last || !t->rlen || !t->counts || !t->displs ||
-        !t->scounts || !t->sdispls || !t->rcounts || !t->rdispls)
+        !t->scounts || !t->sdispls || !t->rcounts || !t->rdispls || !t->node)
         return -1;
+    int node_ranks = 0;
+    for (int r = 0; r < p && t->nodes >= 2; r++)
+        t->node[r] = (int)((long)r * t->nodes / p);
+    if (t->nodes >= 2 && p % t->nodes == 0)
+        node_ranks = p / t->nodes;
     size_t total = 0;
     for (int i = 0; i < p; i++) {
         t->counts[i] = v ? t->count + (size_t)(i % 3) : t->count;
@@ -112,6 +122,11 @@ static int setup(tool_t *t, bool in_place, int root, size_t seg)
                                .in_place = in_place && coll != DPC_BCAST, .seg_bytes = seg,
                                .one_sided = true, .push_min = DPC_PUSH_MIN,
                                .push_max = DPC_PUSH_MAX_ALL};
+        if (t->nodes >= 2) {
+            a->node = t->node;
+            a->nnodes = t->nodes;
+            a->node_ranks = node_ranks;
+        }
         size_t sn = 0, rn = 0;
         switch (coll) {
         case DPC_ALLREDUCE: sn = rn = t->count; break;
@@ -259,7 +274,7 @@ int main(int argc, char **argv)
         {"ranks", 1, 0, 'p'}, {"count", 1, 0, 'n'}, {"root", 1, 0, 'r'}, {"in-place", 0, 0, 'i'},
         {"seg", 1, 0, 's'}, {"alpha", 1, 0, 'a'}, {"bw", 1, 0, 'b'}, {"reduce-bw", 1, 0, 'g'},
         {"reorder", 1, 0, 'R'}, {"trace", 0, 0, 't'}, {"list", 0, 0, 'l'}, {"help", 0, 0, 'h'},
-        {"version", 0, 0, 'V'}, {0, 0, 0, 0}};
+        {"version", 0, 0, 'V'}, {"nodes", 1, 0, 'N'}, {0, 0, 0, 0}};
     tool_t t = {.p = 4};
     long count = -1;
     int root = 0, c;
@@ -267,12 +282,13 @@ int main(int argc, char **argv)
     size_t seg = 0;
     uint64_t seed = 0;
     dpc_cost_params_t cp = dpc_cost_defaults();
-    while ((c = getopt_long(argc, argv, "p:n:r:is:a:b:g:R:tlhV", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "p:n:r:is:a:b:g:R:tlhVN:", opts, NULL)) != -1) {
         switch (c) {
         case 'p': t.p = atoi(optarg); break;
         case 'n': count = atol(optarg); break;
         case 'r': root = atoi(optarg); break;
         case 'i': in_place = true; break;
+        case 'N': t.nodes = atoi(optarg); break;
         case 's': seg = (size_t)atol(optarg); break;
         case 'a': cp.alpha = atof(optarg); break;
         case 'b': cp.beta = 1.0 / atof(optarg); break;
@@ -306,6 +322,10 @@ int main(int argc, char **argv)
     }
     if (t.p < 1 || t.p > 4096 || root < 0 || root >= t.p) {
         fprintf(stderr, "dpcoll_sim: need 1 <= p <= 4096 and 0 <= root < p\n");
+        return 2;
+    }
+    if (t.nodes < 0 || t.nodes > t.p) {
+        fprintf(stderr, "dpcoll_sim: need 0 <= nodes <= p\n");
         return 2;
     }
     if (trace && t.p > 8) {
@@ -384,5 +404,6 @@ int main(int argc, char **argv)
     }
     free(t.sbuf); free(t.rbuf); free(t.last); free(t.rlen); free(t.counts); free(t.displs);
     free(t.scounts); free(t.sdispls); free(t.rcounts); free(t.rdispls); free(t.args);
+    free(t.node);
     return failed ? 1 : 0;
 }

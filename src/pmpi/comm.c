@@ -23,7 +23,48 @@ static void comm_state_free(dpc_comm_t *c)
     for (int i = 0; i < DPC_COMM_POOLS; i++)
         dpc_scratch_pool_fini(&c->pool[i]);
     dpc_autotune_free(c);
+    free(c->node);
     free(c);
+}
+
+/* The communicator's node map from the job's (world[i]: rank i's world
+ * rank): every member computes the same from the same gathered cards. */
+static dpc_status_t comm_nodes(dpc_comm_t *c, const int *world)
+{
+    if (dpc_g.nnodes < 2)
+        return DPC_OK;
+    int *node = malloc(sizeof(int) * (size_t)c->size);
+    int *renum = malloc(sizeof(int) * (size_t)dpc_g.nnodes);
+    int *count = calloc((size_t)c->size, sizeof(int));
+    if (!node || !renum || !count) {
+        free(node);
+        free(renum);
+        free(count);
+        return DPC_ERR_NOMEM;
+    }
+    for (int k = 0; k < dpc_g.nnodes; k++)
+        renum[k] = -1;
+    int n = 0;
+    for (int i = 0; i < c->size; i++) {
+        int k = dpc_g.node_of[world[i]];
+        if (renum[k] < 0)
+            renum[k] = n++;
+        node[i] = renum[k];
+        count[node[i]]++;
+    }
+    int even = count[0];
+    for (int k = 1; k < n; k++)
+        even = count[k] == even ? even : 0;
+    free(renum);
+    free(count);
+    if (n < 2) {
+        free(node);      /* all on one node */
+        return DPC_OK;
+    }
+    c->node = node;
+    c->nnodes = n;
+    c->node_ranks = even;
+    return DPC_OK;
 }
 
 void dpc_comm_unref_locked(dpc_comm_t *c)
@@ -117,6 +158,8 @@ int dpc_comm_get(MPI_Comm comm, const char *call, dpc_comm_t **c_p)
         bad |= world[i] == MPI_UNDEFINED;
     dpc_status_t st = bad ? DPC_ERR_UNSUPPORTED
                           : dpc_ucx_group_create(dpc_g.ux, c->rank, c->size, world, &c->tp);
+    if (st == DPC_OK)
+        st = comm_nodes(c, world);
     free(mine);
     free(world);
     if (st != DPC_OK) {

@@ -91,6 +91,50 @@ static void test_nodes(dpc_cma_card_t *cards, int n, int k)
         cards[i].host ^= UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(1 + (int64_t)i * k / n);
 }
 
+/* Every process's node, numbered by each node's lowest rank (the
+ * communicators' node maps: comm.c), from the hosts sorted (a job of many
+ * processes). Every rank numbers the same cards alike. */
+static const dpc_cma_card_t *sort_cards;
+static int by_host_then_rank(const void *x, const void *y)
+{
+    int i = *(const int *)x, k = *(const int *)y;
+    uint64_t a = sort_cards[i].host, b = sort_cards[k].host;
+    return a != b ? (a < b ? -1 : 1) : (i > k) - (i < k);
+}
+
+static void number_nodes(const dpc_cma_card_t *cards, int n)
+{
+    int *order = malloc(sizeof(int) * (size_t)n), *group = malloc(sizeof(int) * (size_t)n);
+    dpc_g.node_of = malloc(sizeof(int) * (size_t)n);
+    if (!order || !group || !dpc_g.node_of) {
+        /* (the ranks must agree on the map: nothing sensible is left) */
+        fprintf(stderr, "libdpcoll[%d] error: out of memory at MPI_Init\n", dpc_g.world_rank);
+        PMPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    sort_cards = cards;
+    qsort(order, (size_t)n, sizeof(int), by_host_then_rank);
+    int ngroups = 0;
+    for (int j = 0; j < n; j++) {
+        if (j > 0 && cards[order[j]].host != cards[order[j - 1]].host)
+            ngroups++;
+        group[order[j]] = ngroups;
+    }
+    ngroups++;
+    int *renum = order;     /* (reused: ngroups <= n) */
+    for (int g = 0; g < ngroups; g++)
+        renum[g] = -1;
+    dpc_g.nnodes = 0;
+    for (int i = 0; i < n; i++) {
+        if (renum[group[i]] < 0)
+            renum[group[i]] = dpc_g.nnodes++;
+        dpc_g.node_of[i] = renum[group[i]];
+    }
+    free(order);
+    free(group);
+}
+
 static void locate_processes(void)
 {
     int n = dpc_g.world_size, me = dpc_g.world_rank, ok = 0, all_ok = 0;
@@ -115,6 +159,9 @@ static void locate_processes(void)
         if (here && node_first < 0)
             node_first = i;
     }
+    dpc_g.nnodes = 1;
+    if (!single_node)
+        number_nodes(cards, n);
     ok = dpc_g.cfg.one_sided && dpc_cma_probe(cards, n, me);
     PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all_ok && (cma_pids = malloc(sizeof(int64_t) * (size_t)n)))
@@ -336,6 +383,8 @@ void dpc_fini(void)
     }
     free(dpc_g.explained);
     dpc_g.explained = NULL;
+    free(dpc_g.node_of);
+    dpc_g.node_of = NULL;
     dpc_avg_fini();
 }
 

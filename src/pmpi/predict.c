@@ -41,7 +41,8 @@ static double predict(const char *collective, const char *algorithm, int count,
                          .seg_bytes = dpc_g.cfg.seg_bytes, .push_min = DPC_PUSH_MIN,
                          .push_max = dpc_g.cfg.push_max,
                          .one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp),
-                         .eager_max = c->tp->eager_max};
+                         .eager_max = c->tp->eager_max, .node = c->node, .nnodes = c->nnodes,
+                         .node_ranks = c->node_ranks};
     /* a v-variant with counts and packed displacements, in the engine's
      * units, as the wrappers give them (the formulas read the counts; the
      * direct allgather pushes, and is priced so, only without them): with

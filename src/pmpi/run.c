@@ -479,7 +479,8 @@ static bool same_shape(const dpc_coll_args_t *x, const dpc_coll_args_t *y)
            x->count == y->count && x->dtype == y->dtype && x->op == y->op &&
            x->root == y->root && x->seg_bytes == y->seg_bytes && x->one_sided == y->one_sided &&
            x->push_min == y->push_min && x->push_max == y->push_max &&
-           x->eager_max == y->eager_max &&
+           x->eager_max == y->eager_max && x->node == y->node && x->nnodes == y->nnodes &&
+           x->node_ranks == y->node_ranks &&
            ((!has_vectors(x) && !has_vectors(y)) ||
             (same_vec(x->counts, y->counts, x->size) && same_vec(x->displs, y->displs, x->size) &&
              same_vec(x->scounts, y->scounts, x->size) &&
@@ -670,6 +671,9 @@ static void engine_fields(const dpc_comm_t *c, dpc_coll_args_t *a, bool nonblock
     /* schedules run on host memory (device buffers are staged) */
     a->one_sided = dpc_g.cfg.one_sided && dpc_transport_one_sided(c->tp);
     a->eager_max = c->tp->eager_max;
+    a->node = c->node;
+    a->nnodes = c->nnodes;
+    a->node_ranks = c->node_ranks;
 }
 
 /* Large host buffers that calls pass again are made of huge pages, where

@@ -45,6 +45,9 @@ typedef struct dpc_shim {
     int world_rank, world_size, thread_level;
     bool mt;                /* MPI_THREAD_MULTIPLE: user threads call us concurrently */
     bool oversubscribed;    /* more ranks on this node than cores for them */
+    int *node_of;           /* per world rank: its node, numbered in the order of
+                               each node's lowest rank; NULL on one node */
+    int nnodes;             /* the job's nodes (1 on one node) */
     bool pipeline;          /* some rank has the CUDA plugin: large allreduces run
                                as pipelines of chunks on every rank (pipeline.c) */
     bool ipc;               /* ... and all ranks are on one node, DPCOLL_IPC on:
@@ -174,6 +177,9 @@ typedef struct dpc_comm {
     unsigned choice_last, choice_next;   /* the slot last found; the next to fill */
     struct dpc_autotune_state *tune;     /* DPCOLL_AUTOTUNE's measurements (autotune.c);
                                             NULL until a call is measured */
+    int *node;                 /* per rank: its node among this communicator's (numbered
+                                  by each one's lowest rank); NULL on one node */
+    int nnodes, node_ranks;    /* (dpc_coll_args_t's) */
 } dpc_comm_t;
 
 /* The algorithm the model (or a forced choice) picks for these arguments

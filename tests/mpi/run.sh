@@ -417,6 +417,16 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
         echo "== randomized cases on $nodes nodes (DPCOLL_TEST_NODES=$nodes), 4 ranks"
         DPCOLL_TEST_NODES=$nodes DPC_FUZZ_CASES=300 mpi 4 "$fuzz" || fail=1
     done
+    out=$(DPCOLL_TEST_NODES=2 mpi 4 "$top_builddir/tools/dpcoll_bench" -c allreduce -b 64K \
+          -e 1M -f 16 -n 3 2>&1); rc=$?
+    check "dpcoll_bench on two nodes, 4 ranks: the hierarchical allreduce timed and equal to the closed form, and no row of an algorithm that cannot run across nodes (direct)" \
+        sh -c '[ "$1" = 0 ] && echo "$2" | awk "/^ +[0-9]/ { n++; if (\$9 != 0) bad++;
+               if (\$4 == \"hierarchical\") h++; if (\$4 == \"direct\") d++ }
+               END { exit !(n == 10 && bad == 0 && h == 2 && d == 0) }"' _ "$rc" "$out"
+    out=$(DPCOLL_TEST_NODES=2 DPCOLL_ALLREDUCE_ALGORITHM=hierarchical DPCOLL_STATS=1 mpi 4 "$coll" 2>&1); rc=$?
+    check "test_mpi_coll on two nodes with the hierarchical allreduce forced, 4 ranks: every result equal to PMPI's, and it ran on the world's calls" \
+        sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^100%: Checks: [0-9]*, Failures: 0" &&
+               echo "$2" | grep -q "stats: rank 0 allreduce: .*hierarchical [1-9]"' _ "$rc" "$out"
 fi
 echo "== test_mpi_coll with large messages by UCX's rendezvous (DPCOLL_ONE_SIDED=0), 3 ranks"
 DPCOLL_ONE_SIDED=0 mpi 3 "$coll" || fail=1
