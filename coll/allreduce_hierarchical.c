@@ -182,48 +182,54 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
            (p - 1) / p * n * c->gamma;
 }
 
+/* Rank r's layout and blocks for the traffic formulas; false where the
+ * algorithm sends nothing (an empty vector) or cannot run. */
+static bool traffic_setup(const dpc_coll_args_t *a, int r, layout_t *ly, blocks_t *b)
+{
+    if (a->count == 0 || !dpc_algo_applies(&dpc_algo_allreduce_hierarchical, a) ||
+        layout_make(a, r, ly))
+        return false;
+    if (blocks_make(a, ly, b)) {
+        layout_free(ly);
+        return false;
+    }
+    return true;
+}
+
+static void traffic_done(layout_t *ly, blocks_t *b)
+{
+    blocks_free(b);
+    layout_free(ly);
+}
+
 /* Each ring sends every block but the ones the receiver has: the node's
  * reduce-scatter all but the rank's own, the middle ring twice its block
  * less its own and its right neighbour's part, the node's allgather all
  * but the right neighbour's. */
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    if (a->count == 0 || !dpc_algo_applies(&dpc_algo_allreduce_hierarchical, a))
-        return 0;
     layout_t ly;
     blocks_t b;
-    if (layout_make(a, r, &ly))
+    if (!traffic_setup(a, r, &ly, &b))
         return 0;
-    if (blocks_make(a, &ly, &b)) {
-        layout_free(&ly);
-        return 0;
-    }
     size_t n = a->count * elsize(a), m = b.lenL[ly.local];
     uint64_t t = (n - b.lenL[ly.local]) + (2 * m - b.lenN[ly.node] - b.lenN[mod(ly.node + 1, ly.N)]) +
                  (n - b.lenL[mod(ly.local + 1, ly.L)]);
-    blocks_free(&b);
-    layout_free(&ly);
+    traffic_done(&ly, &b);
     return t;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    if (a->count == 0 || !dpc_algo_applies(&dpc_algo_allreduce_hierarchical, a))
-        return 0;
     layout_t ly;
     blocks_t b;
-    if (layout_make(a, r, &ly))
+    if (!traffic_setup(a, r, &ly, &b))
         return 0;
-    if (blocks_make(a, &ly, &b)) {
-        layout_free(&ly);
-        return 0;
-    }
     uint64_t m = ring_rs_phase_msgs(ly.L, ly.local, b.lenL, b.segL) +
                  ring_rs_phase_msgs(ly.N, ly.node, b.lenN, b.segN) +
                  ring_ag_phase_msgs(ly.N, ly.node, b.lenN, b.segN, NULL) +
                  ring_ag_phase_msgs(ly.L, ly.local, b.lenL, b.segL, NULL);
-    blocks_free(&b);
-    layout_free(&ly);
+    traffic_done(&ly, &b);
     return m;
 }
 

@@ -138,12 +138,14 @@ int main(int argc, char **argv)
     /* without a tune file, a job on one node uses the one-node constants
      * (MPI_Init finds out where the processes are); show those too */
     if (!cfg.tune_file[0]) {
-        printf("  cost model, a job on one node (built in):\n");
+        printf("  cost model, a job on one node, and communicators within one node of a job "
+               "on several (built in):\n");
         dpc_cost_model_t one = dpc_cost_model_one_node();
         dpc_cost_model_print(stdout, &one, "    ");
     }
     printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file"
-                                                  : "built-in defaults, across nodes");
+                                                  : "built-in defaults, for communicators "
+                                                    "across nodes");
     dpc_cost_model_print(stdout, &cfg.cost, "    ");
     return 0;
 }

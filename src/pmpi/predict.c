@@ -74,9 +74,9 @@ static double predict(const char *collective, const char *algorithm, int count,
         a.count = own[0];   /* (as the wrappers set it) */
     }
     const dpc_algo_t *al = !algorithm || !strcmp(algorithm, "auto")
-                               ? dpc_cost_select_model(&a, &dpc_g.cfg.cost)
+                               ? dpc_cost_select_model(&a, dpc_model_for(&a))
                                : dpc_algo_find((dpc_coll_t)coll, algorithm);
-    double t = al && dpc_algo_applies(al, &a) ? dpc_cost_predict(al, &a, &dpc_g.cfg.cost) : -1;
+    double t = al && dpc_algo_applies(al, &a) ? dpc_cost_predict(al, &a, dpc_model_for(&a)) : -1;
     free(own);
     return t;
 }

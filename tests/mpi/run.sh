@@ -409,6 +409,10 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
     check "... a one-sided bcast on the communicators of a node's two ranks, none on the world's (every rank)" \
         sh -c '[ "$(echo "$1" | grep -c "stats: rank [0-3] bcast: 2 on libdpcoll (scatter_allgather 1, direct 1)")" = 4 ]' \
         _ "$out"
+    one=$(LD_PRELOAD="$lib" mpi 2 "$pre" pairs 2>&1 | grep "^pair prediction")
+    check "... priced there by the one-node constants, as in a job of two ranks on one node (a node's communicator in a job on several)" \
+        sh -c 'two=$(echo "$1" | grep "^pair prediction"); [ -n "$2" ] && [ "$two" = "$2" ] &&
+               ! echo "$2" | grep -q " -1 s"' _ "$out" "$one"
     echo "== test_mpi_coll on two nodes (DPCOLL_TEST_NODES=2), 3 ranks"
     DPCOLL_TEST_NODES=2 mpi 3 "$coll" || fail=1
     echo "== test_mpi_coll, nonblocking calls, on two nodes (DPCOLL_TEST_NODES=2), 4 ranks"

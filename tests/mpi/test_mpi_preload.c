@@ -12,7 +12,9 @@
  * "pairs": then the bcast again on communicators of two consecutive world
  * ranks (MPI_Comm_split), checked the same way: with DPCOLL_TEST_NODES a
  * communicator within one node, which may read its members' memory, in a
- * job whose world may not (run.sh).
+ * job whose world may not (run.sh). Rank 0 prints the model's time of a
+ * 1 MiB ring allreduce there (dpcoll_predict, found as dpcoll_active is),
+ * which run.sh compares with a job on one node of two ranks.
  */
 #include "config.h"
 #include <dlfcn.h>
@@ -59,6 +61,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++)
             wrong += ia[i] != i * 5;
         checks++, bad += wrong != 0;
+        double (*predict)(const char *, const char *, int, MPI_Datatype, MPI_Comm) =
+            (double (*)(const char *, const char *, int, MPI_Datatype, MPI_Comm))dlsym(
+                RTLD_DEFAULT, "dpcoll_predict");
+        double t = predict ? predict("allreduce", "ring", 1 << 18, MPI_FLOAT, pair) : -1;
+        if (rank == 0)
+            printf("pair prediction: ring allreduce of 1 MiB %.6g s\n", t);
         MPI_Comm_free(&pair);
     }
     int loops = argc > 1 && !strcmp(argv[1], "loop") ? (argc > 2 ? atoi(argv[2]) : 12) : 0;
