@@ -173,12 +173,15 @@ dpc_status_t dpc_config_read(dpc_config_t *cfg, char *err, size_t errlen)
     if ((v = getenv("DPCOLL_TEST_NODES"))) {
         errno = 0;
         long n = strtol(v, &end, 10);
-        if (!*v || *end || errno || n < 0 || n > DPC_MAX_TEST_NODES) {
+        bool cyclic = !strcmp(end, ":cyclic");
+        if (!*v || (*end && !cyclic) || end == v || errno || n < 0 || n > DPC_MAX_TEST_NODES) {
             snprintf(err, errlen, "DPCOLL_TEST_NODES=%s: expected a number of nodes, 0 (where "
-                     "the processes are) to %d", v, DPC_MAX_TEST_NODES);
+                     "the processes are) to %d, and :cyclic to deal the ranks round-robin", v,
+                     DPC_MAX_TEST_NODES);
             return DPC_ERR_ARG;
         }
         cfg->test_nodes = (int)n;
+        cfg->test_nodes_cyclic = cyclic;
     }
     if ((v = getenv("DPCOLL_SEG_BYTES"))) {
         unsigned long long b = strtoull(v, &end, 10);
@@ -244,7 +247,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
     v[SH_PUSH_MAX] = (long long)cfg->push_max;   /* no limit: -1 */
     v[SH_AUTOTUNE] = cfg->autotune;
     v[SH_AUTOTUNE_PERIOD] = (long long)(cfg->autotune_period * 1e6 + 0.5);   /* (microseconds) */
-    v[SH_TEST_NODES] = cfg->test_nodes;
+    v[SH_TEST_NODES] = cfg->test_nodes_cyclic ? -cfg->test_nodes : cfg->test_nodes;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         v[SH_FORCE + c] = algo_index(cfg->force[c]);
     /* the cost constants decide the algorithm: bit for bit the same */
@@ -282,7 +285,8 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
     cfg->push_max = (size_t)v[SH_PUSH_MAX];
     cfg->autotune = (unsigned)v[SH_AUTOTUNE];
     cfg->autotune_period = (double)v[SH_AUTOTUNE_PERIOD] / 1e6;
-    cfg->test_nodes = (int)v[SH_TEST_NODES];
+    cfg->test_nodes = (int)(v[SH_TEST_NODES] < 0 ? -v[SH_TEST_NODES] : v[SH_TEST_NODES]);
+    cfg->test_nodes_cyclic = v[SH_TEST_NODES] < 0;
     for (int c = 0; c < DPC_COLL_COUNT; c++)
         cfg->force[c] = v[SH_FORCE + c] >= 0 ? dpc_algos()[v[SH_FORCE + c]] : NULL;
     for (int i = 0; i < DPC_COST_SETS; i++) {

@@ -54,6 +54,7 @@ typedef struct dpc_config {
     int test_nodes;                        /* DPCOLL_TEST_NODES: for testing on one machine,
                                               the job taken as this many nodes of
                                               consecutive ranks (0: where they are) */
+    bool test_nodes_cyclic;                /* ... "k:cyclic": the ranks dealt round-robin */
     dpc_cost_model_t cost;                 /* defaults, or DPCOLL_TUNE_FILE's */
     char tune_file[256];                   /* "" = built-in defaults */
 } dpc_config_t;

@@ -219,7 +219,15 @@ START_TEST(test_test_nodes)
     dpc_config_defaults(&other);
     dpc_config_unpack_shared(&other, v);
     ck_assert_int_eq(other.test_nodes, 2);
-    const char *bad[] = {"-1", "two", "", "2.5", "1048577", "99999999999999999999"};
+    ck_assert(!other.test_nodes_cyclic);
+    ck_assert_int_eq(read_with("DPCOLL_TEST_NODES", "3:cyclic", &cfg, err, sizeof(err)), DPC_OK);
+    ck_assert(cfg.test_nodes == 3 && cfg.test_nodes_cyclic);
+    dpc_config_pack_shared(&cfg, v);
+    dpc_config_defaults(&other);
+    dpc_config_unpack_shared(&other, v);
+    ck_assert(other.test_nodes == 3 && other.test_nodes_cyclic);
+    const char *bad[] = {"-1", "two", "", "2.5", "1048577", "99999999999999999999", ":cyclic",
+                         "2:cyclicx", "2:block"};
     check_refused("DPCOLL_TEST_NODES", bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST

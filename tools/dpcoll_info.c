@@ -125,7 +125,8 @@ int main(int argc, char **argv)
     printf("  DPCOLL_SHM_MAX                         %zu\n", cfg.shm_max);
     printf("  DPCOLL_SHM_STREAM                      %d%s\n", cfg.shm_stream,
            cfg.shm_stream ? " (records from 16 KiB written with streaming stores)" : "");
-    printf("  DPCOLL_TEST_NODES                      %d%s\n", cfg.test_nodes,
+    printf("  DPCOLL_TEST_NODES                      %d%s%s\n", cfg.test_nodes,
+           cfg.test_nodes_cyclic ? ":cyclic" : "",
            cfg.test_nodes ? " (testing: the job taken as that many nodes)"
                           : " (the nodes where the processes are)");
     if (cfg.push_max == DPC_PUSH_MAX_ALL)

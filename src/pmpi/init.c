@@ -81,14 +81,17 @@ static int node_procs;       /* this node's processes */
 static int node_first;       /* the lowest world rank of this node */
 static int single_node;
 
-/* DPCOLL_TEST_NODES=k: rank r is taken to be on node r*k/n (hosts made
- * different), as if the job ran on k machines. */
-static void test_nodes(dpc_cma_card_t *cards, int n, int k)
+/* DPCOLL_TEST_NODES=k: rank r is taken to be on node r*k/n, or with
+ * :cyclic node r % k (hosts made different), as if the job ran on k
+ * machines. */
+static void test_nodes(dpc_cma_card_t *cards, int n, int k, bool cyclic)
 {
     if (k > n)
         k = n;
-    for (int i = 0; k > 0 && i < n; i++)
-        cards[i].host ^= UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(1 + (int64_t)i * k / n);
+    for (int i = 0; k > 0 && i < n; i++) {
+        int64_t node = cyclic ? i % k : (int64_t)i * k / n;
+        cards[i].host ^= UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(1 + node);
+    }
 }
 
 /* Every process's node, numbered by each node's lowest rank (the
@@ -148,7 +151,7 @@ static void locate_processes(void)
     }
     PMPI_Allgather(&mine, (int)sizeof(mine), MPI_BYTE, cards, (int)sizeof(mine), MPI_BYTE,
                    MPI_COMM_WORLD);
-    test_nodes(cards, n, dpc_g.cfg.test_nodes);
+    test_nodes(cards, n, dpc_g.cfg.test_nodes, dpc_g.cfg.test_nodes_cyclic);
     single_node = 1;
     node_procs = 0;
     node_first = -1;

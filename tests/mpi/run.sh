@@ -396,9 +396,9 @@ out=$(DPCOLL_ONE_SIDED=0 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" mpi 2 "$pre" 2>&1)
 check "large messages by UCX's rendezvous with DPCOLL_ONE_SIDED=0" \
     sh -c 'echo "$1" | grep -q "large host messages: UCX"' _ "$out"
 # DPCOLL_TEST_NODES=2: the job taken as two nodes (ranks 0-1 and 2-3; at 3
-# ranks 0-1 and 2): mailboxes and cross-memory reads between the ranks of a
-# node, UCX between nodes, one-sided algorithms only on communicators
-# within one node
+# ranks 0-1 and 2; with :cyclic dealt round-robin, 0 and 2, 1 and 3):
+# mailboxes and cross-memory reads between the ranks of a node, UCX between
+# nodes, one-sided algorithms only on communicators within one node
 if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
     out=$(DPCOLL_TEST_NODES=2 DPCOLL_STATS=1 DPCOLL_LOG_LEVEL=2 LD_PRELOAD="$lib" \
           mpi 4 "$pre" pairs 2>&1); rc=$?
@@ -415,9 +415,9 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
                ! echo "$2" | grep -q " -1 s"' _ "$out" "$one"
     echo "== test_mpi_coll on two nodes (DPCOLL_TEST_NODES=2), 3 ranks"
     DPCOLL_TEST_NODES=2 mpi 3 "$coll" || fail=1
-    echo "== test_mpi_coll, nonblocking calls, on two nodes (DPCOLL_TEST_NODES=2), 4 ranks"
-    DPCOLL_TEST_NODES=2 DPC_TEST_MODE=nonblocking mpi 4 "$coll" || fail=1
-    for nodes in 2 4; do
+    echo "== test_mpi_coll, nonblocking calls, on two nodes dealt round-robin (DPCOLL_TEST_NODES=2:cyclic), 4 ranks"
+    DPCOLL_TEST_NODES=2:cyclic DPC_TEST_MODE=nonblocking mpi 4 "$coll" || fail=1
+    for nodes in 2:cyclic 4; do
         echo "== randomized cases on $nodes nodes (DPCOLL_TEST_NODES=$nodes), 4 ranks"
         DPCOLL_TEST_NODES=$nodes DPC_FUZZ_CASES=300 mpi 4 "$fuzz" || fail=1
     done
@@ -427,10 +427,13 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
         sh -c '[ "$1" = 0 ] && echo "$2" | awk "/^ +[0-9]/ { n++; if (\$9 != 0) bad++;
                if (\$4 == \"hierarchical\") h++; if (\$4 == \"direct\") d++ }
                END { exit !(n == 10 && bad == 0 && h == 2 && d == 0) }"' _ "$rc" "$out"
-    out=$(DPCOLL_TEST_NODES=2 DPCOLL_ALLREDUCE_ALGORITHM=hierarchical DPCOLL_STATS=1 mpi 4 "$coll" 2>&1); rc=$?
-    check "test_mpi_coll on two nodes with the hierarchical allreduce forced, 4 ranks: every result equal to PMPI's, and it ran on the world's calls" \
-        sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^100%: Checks: [0-9]*, Failures: 0" &&
-               echo "$2" | grep -q "stats: rank 0 allreduce: .*hierarchical [1-9]"' _ "$rc" "$out"
+    for nodes in 2 2:cyclic; do
+        out=$(DPCOLL_TEST_NODES=$nodes DPCOLL_ALLREDUCE_ALGORITHM=hierarchical DPCOLL_STATS=1 \
+              mpi 4 "$coll" 2>&1); rc=$?
+        check "test_mpi_coll on two nodes ($nodes) with the hierarchical allreduce forced, 4 ranks: every result equal to PMPI's, and it ran on the world's calls" \
+            sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^100%: Checks: [0-9]*, Failures: 0" &&
+                   echo "$2" | grep -q "stats: rank 0 allreduce: .*hierarchical [1-9]"' _ "$rc" "$out"
+    done
 fi
 echo "== test_mpi_coll with large messages by UCX's rendezvous (DPCOLL_ONE_SIDED=0), 3 ranks"
 DPCOLL_ONE_SIDED=0 mpi 3 "$coll" || fail=1
