@@ -18,18 +18,25 @@
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
-    int p = a->size, r = a->rank;
+    int p = a->size, r = a->rank, pos, *order = NULL;
     char *out = a->rbuf;
     size_t *off, *len;
     if (rank_blocks(a, 0, &off, &len))
         return DPC_ERR_NOMEM;
+    dpc_status_t st = DPC_OK;
     dpc_step_id_t own = DPC_STEP_NONE;
     if (!a->in_place && len[r])
         own = dpc_sched_copy(s, out + off[r], a->sbuf, len[r], DPC_NO_DEPS);
-    if (p > 1) {
+    /* (ranks on several nodes: each node's together, each position owning
+     * its rank's block; ring.h) */
+    if (p > 1 && (ring_node_order(a, r, &order, &pos) ||
+                  ring_blocks_by_position(order, p, off, len)))
+        st = DPC_ERR_NOMEM;
+    else if (p > 1) {
         /* the own block leaves from the input while it is also copied into
          * place: neither waits for the other */
-        ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
+        ring_phase_t rp = {.s = s, .p = p, .me = pos, .shift = 0, .members = order, .boff = off,
+                           .blen = len,
                            .seg = ring_seg_bytes(dpc_seg_bytes(a), elsize(a), p, len),
                            .tag0 = 0, .after = a->in_place ? own : DPC_STEP_NONE,
                            .own_src = a->in_place ? NULL : a->sbuf};
@@ -37,7 +44,8 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     }
     free(off);
     free(len);
-    return DPC_OK;
+    free(order);
+    return st;
 }
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
@@ -49,22 +57,31 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
            (n - bmin) * c->beta + own_copy_cost(a, bmin, c);
 }
 
+/* Every block but the one of r's right neighbour on the ring. */
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    if (a->size == 1)
+    int pos, *order;
+    if (a->size == 1 || ring_node_order(a, r, &order, &pos))
         return 0;
-    return total_bytes(a) - blk_count(a, mod(r + 1, a->size)) * elsize(a);
+    int right = mod(pos + 1, a->size);
+    uint64_t t = total_bytes(a) - blk_count(a, order ? order[right] : right) * elsize(a);
+    free(order);
+    return t;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
+    int pos, *order = NULL;
     size_t *off, *len;
     if (a->size == 1 || rank_blocks(a, 0, &off, &len))
         return 0;
-    uint64_t m = ring_ag_phase_msgs(a->size, r, len,
-                                    ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len), NULL);
+    uint64_t m = 0;
+    if (!ring_node_order(a, r, &order, &pos) && !ring_blocks_by_position(order, a->size, off, len))
+        m = ring_ag_phase_msgs(a->size, pos, len,
+                               ring_seg_bytes(dpc_seg_bytes(a), elsize(a), a->size, len), NULL);
     free(off);
     free(len);
+    free(order);
     return m;
 }
 

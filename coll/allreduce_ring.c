@@ -30,7 +30,7 @@ static size_t seg_bytes(const dpc_coll_args_t *a)
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
-    int p = a->size, r = a->rank;
+    int p = a->size, pos, *order;
     size_t es = elsize(a);
     const char *in = input_of(a);
     char *out = a->rbuf;
@@ -42,18 +42,24 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
             dpc_sched_copy(s, out, in, a->count * es, DPC_NO_DEPS);
         return DPC_OK;
     }
-    if (even_blocks(a->count, es, p, &off, &len))
+    /* (ranks on several nodes: each node's together, ring.h) */
+    if (ring_node_order(a, a->rank, &order, &pos))
         return DPC_ERR_NOMEM;
-    ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
-                       .seg = ring_seg_bytes(seg_bytes(a), es, p, len),
+    if (even_blocks(a->count, es, p, &off, &len)) {
+        free(order);
+        return DPC_ERR_NOMEM;
+    }
+    ring_phase_t rp = {.s = s, .p = p, .me = pos, .shift = 0, .members = order, .boff = off,
+                       .blen = len, .seg = ring_seg_bytes(seg_bytes(a), es, p, len),
                        .tag0 = 0, .after = DPC_STEP_NONE};
     /* partials accumulate straight in the receive buffer */
-    dpc_step_id_t rs = ring_reduce_scatter_phase(&rp, in, out, out + off[r], a->dtype, a->op);
+    dpc_step_id_t rs = ring_reduce_scatter_phase(&rp, in, out, out + off[pos], a->dtype, a->op);
     rp.tag0 = ring_phase_tags(&rp);
     rp.after = rs;
     ring_allgather_phase(&rp, out);
     free(off);
     free(len);
+    free(order);
     return DPC_OK;
 }
 
@@ -65,23 +71,33 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
            (p - 1) / p * n * c->gamma;
 }
 
+/* (r's position on the ring: its rank, or where the node order puts it) */
+static int position(const dpc_coll_args_t *a, int r)
+{
+    int pos, *order;
+    if (ring_node_order(a, r, &order, &pos))
+        return r;
+    free(order);
+    return pos;
+}
+
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    int p = a->size;
+    int p = a->size, pos = position(a, r);
     size_t es = elsize(a), n = a->count * es;
     if (p == 1 || n == 0)
         return 0;
-    return 2 * n - part_len(a->count, p, r) * es - part_len(a->count, p, mod(r + 1, p)) * es;
+    return 2 * n - part_len(a->count, p, pos) * es - part_len(a->count, p, mod(pos + 1, p)) * es;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    int p = a->size;
+    int p = a->size, pos = position(a, r);
     size_t es = elsize(a), *off, *len;
     if (p == 1 || a->count == 0 || even_blocks(a->count, es, p, &off, &len))
         return 0;
     size_t seg = ring_seg_bytes(seg_bytes(a), es, p, len);
-    uint64_t m = ring_rs_phase_msgs(p, r, len, seg) + ring_ag_phase_msgs(p, r, len, seg, NULL);
+    uint64_t m = ring_rs_phase_msgs(p, pos, len, seg) + ring_ag_phase_msgs(p, pos, len, seg, NULL);
     free(off);
     free(len);
     return m;

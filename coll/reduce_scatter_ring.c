@@ -32,34 +32,43 @@ static size_t seg_bytes(const dpc_coll_args_t *a)
 
 static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
 {
-    int p = a->size, r = a->rank;
+    int p = a->size, pos, *order = NULL;
     const char *in = input_of(a);
     char *out = a->rbuf;
     size_t *off, *len;
     if (rank_blocks(a, 1, &off, &len))
         return DPC_ERR_NOMEM;
+    dpc_status_t st = DPC_OK;
     if (p == 1) {
         if (!a->in_place && len[0])
             dpc_sched_copy(s, out, in, len[0], DPC_NO_DEPS);
         goto out;
     }
-    ring_phase_t rp = {.s = s, .p = p, .me = r, .shift = 0, .boff = off, .blen = len,
-                       .seg = ring_seg_bytes(seg_bytes(a), elsize(a), p, len),
+    /* (ranks on several nodes: each node's together, each position owning
+     * its rank's block; ring.h) */
+    if (ring_node_order(a, a->rank, &order, &pos) ||
+        ring_blocks_by_position(order, p, off, len)) {
+        st = DPC_ERR_NOMEM;
+        goto out;
+    }
+    ring_phase_t rp = {.s = s, .p = p, .me = pos, .shift = 0, .members = order, .boff = off,
+                       .blen = len, .seg = ring_seg_bytes(seg_bytes(a), elsize(a), p, len),
                        .tag0 = 0, .after = DPC_STEP_NONE};
     if (!a->in_place) {
         ring_reduce_scatter_phase(&rp, in, NULL, out, a->dtype, a->op);
     } else {
         /* in place the result belongs at the start of rbuf, which is input
          * other blocks are still sent from: finish in scratch, then copy */
-        char *res = dpc_sched_scratch(s, len[r]);
+        char *res = dpc_sched_scratch(s, len[pos]);
         dpc_step_id_t done = ring_reduce_scatter_phase(&rp, in, NULL, res, a->dtype, a->op);
-        if (res && len[r])
-            dpc_sched_copy(s, out, res, len[r], DPC_AFTER(done));
+        if (res && len[pos])
+            dpc_sched_copy(s, out, res, len[pos], DPC_AFTER(done));
     }
 out:
     free(off);
     free(len);
-    return DPC_OK;
+    free(order);
+    return st;
 }
 
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)

@@ -216,3 +216,56 @@ uint64_t ring_ag_phase_msgs(int p, int me, const size_t *blen, size_t seg, int (
     int u = mod(me + 1, p);
     return p > 1 ? sum_outside(p, blen, u, held ? held(u, p) : 1, ag_seg(p, seg)) : 0;
 }
+
+int ring_node_order(const dpc_coll_args_t *a, int r, int **order, int *pos)
+{
+    int p = a->size;
+    *order = NULL;
+    *pos = r;
+    if (!a->node || a->nnodes < 2)
+        return 0;
+    bool ranked = true;      /* already node by node in rank order? */
+    for (int i = 1; i < p && ranked; i++)
+        ranked = a->node[i] >= a->node[i - 1];
+    if (ranked)
+        return 0;
+    int *start = calloc((size_t)a->nnodes + 1, sizeof(int));
+    int *o = malloc(sizeof(int) * (size_t)p);
+    if (!start || !o) {
+        free(start);
+        free(o);
+        return -1;
+    }
+    for (int i = 0; i < p; i++)
+        start[a->node[i] + 1]++;
+    for (int k = 0; k < a->nnodes; k++)
+        start[k + 1] += start[k];
+    for (int i = 0; i < p; i++) {
+        int at = start[a->node[i]]++;
+        o[at] = i;
+        if (i == r)
+            *pos = at;
+    }
+    free(start);
+    *order = o;
+    return 0;
+}
+
+int ring_blocks_by_position(const int *order, int p, size_t *off, size_t *len)
+{
+    if (!order)
+        return 0;
+    size_t *t = malloc(sizeof(size_t) * 2 * (size_t)p);
+    if (!t)
+        return -1;
+    for (int i = 0; i < p; i++) {
+        t[i] = off[order[i]];
+        t[p + i] = len[order[i]];
+    }
+    for (int i = 0; i < p; i++) {
+        off[i] = t[i];
+        len[i] = t[p + i];
+    }
+    free(t);
+    return 0;
+}

@@ -14,6 +14,7 @@
 #define DPC_RING_H
 
 #include "dpc_sched.h"
+#include "dpc_coll.h"
 
 typedef struct ring_phase {
     dpc_sched_t *s;
@@ -59,6 +60,22 @@ dpc_step_id_t ring_reduce_scatter_phase(const ring_phase_t *rp, const char *in, 
  * Returns a step that completes when the phase is done.
  */
 dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf);
+
+/*
+ * The ring's order for a's ranks when they are on several nodes (a->node):
+ * each node's ranks together, in rank order, nodes in their order, so that
+ * a ring crosses between nodes once a node whatever the placement. (Dealt
+ * round-robin, as mpiexec deals ranks over hosts named without slot
+ * counts, a ring in rank order crosses at every hop, and each node's link
+ * carries all its ranks' ring traffic where one rank's would do.) Sets
+ * *order to the p ranks by position (to free) and *pos to rank r's
+ * position; *order NULL where that is rank order (one node, or nodes of
+ * consecutive ranks), *pos then r. -1: out of memory.
+ */
+int ring_node_order(const dpc_coll_args_t *a, int r, int **order, int *pos);
+/* Per-rank byte blocks rearranged by position (off[i], len[i] become
+ * rank order[i]'s); nothing when order is NULL. -1: out of memory. */
+int ring_blocks_by_position(const int *order, int p, size_t *off, size_t *len);
 
 /* Messages one member sends in each phase, closed form: the reduce-scatter
  * phase sends every block but its own, the allgather phase every block but

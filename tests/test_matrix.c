@@ -97,32 +97,38 @@ START_TEST(test_algo_p)
 }
 END_TEST
 
-/* The algorithms for ranks on several nodes, on every even layout of 4-16
- * ranks (N nodes of L ranks, both 2 or more), with consecutive ranks
- * together and dealt round-robin, over counts {0, 1, p-1, p, p+1, large}
- * in place and not: checked as the matrix checks (exact results, the same
- * bits on every rank and under reordering, traffic equal to the formula).
- * And where they may not run: ranks on one node, one rank on a node, nodes
- * with unequal numbers of ranks. */
+/* Ranks on several nodes. The algorithms for them, on every even layout
+ * of 4-16 ranks (N nodes of L ranks, both 2 or more), with consecutive
+ * ranks together and dealt round-robin, over counts {0, 1, p-1, p, p+1,
+ * large} in place and not; every other algorithm (the rings take each
+ * node's ranks together: ring.h) on those of 6 and 8 ranks and 3 nodes of
+ * 2 and 3 ranks (uneven: 5 ranks) over counts {1, p+1, large}: checked as
+ * the matrix checks (exact results, the same bits on every rank and under
+ * reordering, traffic equal to the formula). And where the first may not
+ * run: ranks on one node, one rank on a node, nodes with unequal numbers
+ * of ranks. */
 START_TEST(test_node_layouts)
 {
-    static const int lps[] = {4, 6, 8, 9, 12, 16};
+    static const int lps[] = {4, 5, 6, 8, 9, 12, 16};
     int cases = 0;
-    for (int ai = 0; ai < nregistered; ai++) {
+    for (int ai = 0; ai < nalgos; ai++) {
         const dpc_algo_t *al = algo_at(ai);
-        if (!(al->flags & DPC_ALGO_NODES))
-            continue;
+        bool spread = al->flags & DPC_ALGO_NODES;
         bool reduces = dpc_coll_reduces(al->coll);
         for (unsigned pi = 0; pi < sizeof(lps) / sizeof(int); pi++) {
             int p = lps[pi];
+            if (!spread && p != 5 && p != 6 && p != 8)
+                continue;
             for (int nodes = 2; nodes * 2 <= p; nodes++) {
-                if (p % nodes)
+                if (spread ? p % nodes != 0 : p == 5 ? nodes != 2 : p % nodes != 0)
                     continue;
                 for (int rr = 0; rr < 2; rr++) {
                     size_t counts[6] = {0, 1, (size_t)p - 1, (size_t)p, (size_t)p + 1,
                                         large_count(al, p)};
                     for (int ci = 0; ci < 6; ci++)
                         for (int ip = 0; ip < 2; ip++) {
+                            if (!spread && ci != 1 && ci != 4 && ci != 5)
+                                continue;
                             int k = ai * 13 + p * 7 + nodes * 5 + rr * 3 + ci * 2 + ip;
                             mx_case_t c = {.algo = al, .p = p, .count = counts[ci],
                                            .in_place = ip, .nodes = nodes, .round_robin = rr,
@@ -130,9 +136,12 @@ START_TEST(test_node_layouts)
                                            .reorder_seed = (uint64_t)(k + 1)};
                             c.dt = reduces ? tdts[k % ntypeops] : move_dts[k % 4];
                             c.op = reduces ? tops[k % ntypeops] : DPC_OP_SUM;
-                            ck_assert_msg(mx_applies(&c), "%s/%s: %d ranks on %d nodes%s refused",
-                                          dpc_coll_name(al->coll), al->name, p, nodes,
-                                          rr ? " round-robin" : "");
+                            if (spread)
+                                ck_assert_msg(mx_applies(&c), "%s/%s: %d ranks on %d nodes%s refused",
+                                              dpc_coll_name(al->coll), al->name, p, nodes,
+                                              rr ? " round-robin" : "");
+                            else if (!mx_applies(&c))
+                                continue;
                             char msg[512];
                             if (mx_run(&c, msg, sizeof(msg)))
                                 ck_abort_msg("%s/%s p=%d on %d nodes%s count=%zu %s %s/%s: %s",
@@ -146,6 +155,8 @@ START_TEST(test_node_layouts)
                 }
             }
         }
+        if (!spread)
+            continue;
         /* no layout to run on: one node, one rank a node, unequal nodes */
         int node[8];
         dpc_coll_args_t a = {.coll = al->coll, .size = 4, .op = DPC_OP_SUM, .dtype = DPC_INT32,
@@ -164,7 +175,7 @@ START_TEST(test_node_layouts)
         ck_assert_int_eq(a.node_ranks, 0);
         ck_assert(!dpc_algo_applies(al, &a));
     }
-    ck_assert_int_ge(cases, 6 * 2 * 2 * 9);
+    ck_assert_int_ge(cases, 13 * 2 * 6 * 2 + 20 * 5 * 2 * 3 * 2);
 }
 END_TEST
 
@@ -520,6 +531,80 @@ START_TEST(test_ring_segments)
 }
 END_TEST
 
+/* Ranks dealt round-robin over nodes (8 on 2, 12 on 3): the rings cross
+ * between nodes at one hop a node (ring.h: each node's ranks together),
+ * and the hierarchical allreduce sends 2(N-1) n bytes between nodes in
+ * all, the bytes of one ring over the nodes (a ring in rank order: at every
+ * hop, 2(p-1) n). Counted per pair of ranks on the simulated transport. */
+START_TEST(test_rings_cross_once_a_node)
+{
+    static const struct { dpc_coll_t coll; const char *name; } algos[] = {
+        {DPC_ALLREDUCE, "ring"}, {DPC_REDUCE_SCATTER_BLOCK, "ring"}, {DPC_REDUCE_SCATTER, "ring"},
+        {DPC_ALLGATHER, "ring"}, {DPC_ALLGATHERV, "ring"}, {DPC_ALLREDUCE, "hierarchical"},
+    };
+    static const struct { int p, nodes; } layouts[] = {{8, 2}, {12, 3}};
+    for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++)
+        for (size_t ai = 0; ai < sizeof(algos) / sizeof(algos[0]); ai++) {
+            int p = layouts[li].p, nodes = layouts[li].nodes, node[12];
+            const dpc_algo_t *al = dpc_algo_find(algos[ai].coll, algos[ai].name);
+            ck_assert_ptr_nonnull(al);
+            int node_ranks = test_node_map(p, nodes, true, node);
+            size_t per = 1200;   /* elements a rank's block (allreduce: the vector / p) */
+            bool whole = al->coll == DPC_ALLREDUCE;
+            size_t count = whole ? per * (size_t)p : per, counts[12], displs[12];
+            for (int i = 0; i < p; i++)
+                counts[i] = per, displs[i] = (size_t)i * per;
+            bool v = al->coll == DPC_REDUCE_SCATTER || al->coll == DPC_ALLGATHERV;
+            size_t in_n = al->coll == DPC_ALLGATHER || al->coll == DPC_ALLGATHERV ? per
+                                                                                   : per * (size_t)p;
+            size_t out_n = whole || al->coll == DPC_ALLGATHER || al->coll == DPC_ALLGATHERV
+                               ? per * (size_t)p : per;
+            int32_t *in = calloc(in_n * (size_t)p, sizeof(int32_t));
+            int32_t *out = calloc(out_n * (size_t)p, sizeof(int32_t));
+            ck_assert_ptr_nonnull(in);
+            ck_assert_ptr_nonnull(out);
+            dpc_coll_args_t args[12];
+            dpc_status_t st[12];
+            for (int r = 0; r < p; r++)
+                args[r] = (dpc_coll_args_t){.coll = al->coll, .rank = r, .size = p,
+                                            .sbuf = in + in_n * (size_t)r,
+                                            .rbuf = out + out_n * (size_t)r, .count = count,
+                                            .counts = v ? counts : NULL,
+                                            .displs = v ? displs : NULL, .dtype = DPC_INT32,
+                                            .op = DPC_OP_SUM, .node = node, .nnodes = nodes,
+                                            .node_ranks = node_ranks};
+            ck_assert(dpc_algo_applies(al, &args[0]));
+            dpc_sim_t *sim = dpc_sim_create(p, &(dpc_sim_opts_t){.per_peer_counters = true});
+            ck_assert_ptr_nonnull(sim);
+            ck_assert_int_eq(dpc_sim_run(sim, al, args, 0, st, NULL, NULL, NULL), DPC_OK);
+            int crossing = 0;
+            uint64_t across = 0;
+            for (int i = 0; i < p; i++) {
+                ck_assert_int_eq(st[i], DPC_OK);
+                for (int k = 0; k < p; k++)
+                    if (node[i] != node[k] && dpc_sim_bytes_to(sim, i, k)) {
+                        crossing++;
+                        across += dpc_sim_bytes_to(sim, i, k);
+                    }
+            }
+            uint64_t n = (uint64_t)per * (size_t)p * sizeof(int32_t);
+            if (!strcmp(al->name, "hierarchical"))
+                ck_assert_msg(across == 2 * (uint64_t)(nodes - 1) * n,
+                              "hierarchical, %d ranks dealt over %d nodes: %llu bytes between "
+                              "nodes, the nodes' ring sends %llu", p, nodes,
+                              (unsigned long long)across,
+                              (unsigned long long)(2 * (uint64_t)(nodes - 1) * n));
+            else
+                ck_assert_msg(crossing == nodes, "%s/ring, %d ranks dealt over %d nodes: %d pairs "
+                              "of ranks on different nodes exchange data, the ring has %d such hops",
+                              dpc_coll_name(al->coll), p, nodes, crossing, nodes);
+            dpc_sim_destroy(sim);
+            free(in);
+            free(out);
+        }
+}
+END_TEST
+
 int main(void)
 {
     quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
@@ -554,6 +639,9 @@ int main(void)
     tcase_set_timeout(tn, 900);
     tcase_add_test(tn, test_node_layouts);
     suite_add_tcase(s, tn);
+    TCase *tx = tcase_create("rings_across_nodes");
+    tcase_add_test(tx, test_rings_cross_once_a_node);
+    suite_add_tcase(s, tx);
     TCase *tsg = tcase_create("ring_segments");
     tcase_add_test(tsg, test_ring_segments);
     suite_add_tcase(s, tsg);
