@@ -76,6 +76,8 @@ if [ $name = tsan ]; then
         $mpi -n 2 tests/test_mpi_misc mpiprogress
     run "nonblocking collectives, every algorithm, 2 ranks" \
         env DPC_TEST_QUICK=1 DPC_TEST_MODE=nonblocking $mpi -n 2 tests/test_mpi_coll
+    run "... on two nodes (DPCOLL_TEST_NODES=2: every message by UCX), 2 ranks" \
+        env DPCOLL_TEST_NODES=2 DPC_TEST_QUICK=1 DPC_TEST_MODE=nonblocking $mpi -n 2 tests/test_mpi_coll
     run "device buffers on the fake device, 2 ranks" env "$fake" $mpi -n 2 tests/test_fakedev_coll
     run "randomized cases on the fake device (nonblocking ones in flight together), 3 ranks" \
         env DPC_FUZZ_CASES=150 "$fake" $mpi -n 3 tests/test_fakedev_fuzz
@@ -94,6 +96,8 @@ else
     for np in 1 2 3 4; do
         run "randomized cases, $np ranks" $mpi -n $np tests/test_mpi_fuzz
     done
+    run "randomized cases on two nodes dealt round-robin (DPCOLL_TEST_NODES=2:cyclic), 4 ranks" \
+        env DPCOLL_TEST_NODES=2:cyclic $mpi -n 4 tests/test_mpi_fuzz
     run "nonblocking and persistent calls with the progress thread, 2 ranks" \
         $mpi -n 2 tests/test_mpi_nbc
     for m in errors repeat threads largecount predict average idup mpiprogress; do

@@ -1208,19 +1208,21 @@ static void mailbox_fini(dpc_ucx_t *ux)
     ux->shm = NULL;
 }
 
-/* Whether slots (dpc_ucx_set_shm's) name each of shm's nbox indexes once. */
+/* Whether slots (dpc_ucx_set_shm's) name each of shm's nbox indexes once
+ * (false also out of memory). */
 static bool slots_valid(const int *slots, int nprocs, int nbox)
 {
-    int named = 0;
-    for (int i = 0; i < nprocs; i++) {
-        if (slots[i] < -1 || slots[i] >= nbox)
-            return false;
-        for (int k = 0; k < i && slots[i] >= 0; k++)
-            if (slots[k] == slots[i])
-                return false;
-        named += slots[i] >= 0;
+    bool *named = calloc((size_t)nbox + 1, sizeof(bool)), ok = named != NULL;
+    int n = 0;
+    for (int i = 0; i < nprocs && ok; i++) {
+        ok = slots[i] >= -1 && slots[i] < nbox && (slots[i] < 0 || !named[slots[i]]);
+        if (ok && slots[i] >= 0) {
+            named[slots[i]] = true;
+            n++;
+        }
     }
-    return named == nbox;
+    free(named);
+    return ok && n == nbox;
 }
 
 dpc_status_t dpc_ucx_set_shm(dpc_ucx_t *ux, dpc_shm_t *shm, const int *slots, size_t max_msg)

@@ -336,7 +336,7 @@ void dpc_init(int provided)
     free(node_slot);
     node_slot = NULL;
     if (dpc_g.active && dpc_log_enabled(DPC_LOG_INFO) && dpc_g.world_rank == 0) {
-        char d[256];
+        char d[512];   /* (a job on several nodes says more) */
         dpc_ucx_describe(dpc_g.ux, d, sizeof(d));
         dpc_log(DPC_LOG_INFO, "libdpcoll %s active on %d ranks (%s)", dpcoll_version_string(),
                 dpc_g.world_size, d);
