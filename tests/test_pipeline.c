@@ -292,13 +292,16 @@ static void run_case(int p, size_t count, bool in_place, int mixed, uint64_t see
 /* Every case run_case knows: p = 1-5; with 1 KiB chunks, counts giving no
  * chunk, 1, several, a short last one, and more than DPC_PIPE_MAX_CHUNKS
  * (then fewer, larger ones); in place and not; all-device and mixed.
- * DPC_TEST_QUICK (under valgrind): p up to 3, up to 1000 elements. */
+ * DPC_TEST_QUICK (under valgrind): p up to 3 (4 for an algorithm that needs
+ * ranks on several nodes), up to 1000 elements. */
 static void sweep(uint64_t seed0)
 {
     static const int ps[] = {1, 2, 3, 4, 5};
     static const size_t counts[] = {0, 1, 128, 1000, 10007};
     bool quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
-    unsigned np = quick ? 3 : 5, nc = quick ? 4 : 5;
+    /* (an algorithm for ranks on several nodes has its first layout at 4) */
+    bool spread = !use_owner && (chunk_algo->flags & DPC_ALGO_NODES);
+    unsigned np = quick ? (spread ? 4 : 3) : 5, nc = quick ? 4 : 5;
     chunk_bytes = 1024;
     for (unsigned pi = 0; pi < np; pi++)
         for (unsigned ci = 0; ci < nc; ci++)
