@@ -60,13 +60,10 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 /* Every block but the one of r's right neighbour on the ring. */
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    int pos, *order;
-    if (a->size == 1 || ring_node_order(a, r, &order, &pos))
+    if (a->size == 1)
         return 0;
-    int right = mod(pos + 1, a->size);
-    uint64_t t = total_bytes(a) - blk_count(a, order ? order[right] : right) * elsize(a);
-    free(order);
-    return t;
+    int right = ring_member(a, mod(ring_position(a, r) + 1, a->size));
+    return total_bytes(a) - blk_count(a, right) * elsize(a);
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)

@@ -71,19 +71,9 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
            (p - 1) / p * n * c->gamma;
 }
 
-/* (r's position on the ring: its rank, or where the node order puts it) */
-static int position(const dpc_coll_args_t *a, int r)
-{
-    int pos, *order;
-    if (ring_node_order(a, r, &order, &pos))
-        return r;
-    free(order);
-    return pos;
-}
-
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    int p = a->size, pos = position(a, r);
+    int p = a->size, pos = ring_position(a, r);
     size_t es = elsize(a), n = a->count * es;
     if (p == 1 || n == 0)
         return 0;
@@ -92,7 +82,7 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    int p = a->size, pos = position(a, r);
+    int p = a->size, pos = ring_position(a, r);
     size_t es = elsize(a), *off, *len;
     if (p == 1 || a->count == 0 || even_blocks(a->count, es, p, &off, &len))
         return 0;

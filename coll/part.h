@@ -33,6 +33,37 @@ static inline int pow2_floor(int p)
     return q;
 }
 
+/* Rank r of p placed on one of k nodes (k >= 1): consecutive ranks
+ * together (node r*k/p, as mpiexec fills hosts with slot counts) or,
+ * round_robin, dealt one at a time (r % k, as it deals them over hosts
+ * named without). Either way the nodes come numbered by their lowest rank.
+ * DPCOLL_TEST_NODES, dpcoll_sim -N and the tests' node maps place ranks so. */
+static inline int placed_node(int r, int p, int k, int round_robin)
+{
+    return round_robin ? r % k : (int)((int64_t)r * k / p);
+}
+
+/* Labels renumbered by first appearance: out[i] becomes the number of
+ * label[i] (0 for label[0]'s, 1 for the next label seen...), labels in
+ * [0, nlabels), scratch holding nlabels ints; out may be label. Returns
+ * how many labels appear. Why: node maps are numbered by each node's
+ * lowest rank, in the world (by host) and in each communicator (by the
+ * world's node numbers), so every rank of either numbers them alike. */
+static inline int number_by_first_seen(const int *label, int n, int nlabels, int *scratch,
+                                       int *out)
+{
+    int seen = 0;
+    for (int k = 0; k < nlabels; k++)
+        scratch[k] = -1;
+    for (int i = 0; i < n; i++) {
+        int k = label[i];
+        if (scratch[k] < 0)
+            scratch[k] = seen++;
+        out[i] = scratch[k];
+    }
+    return seen;
+}
+
 /* Binomial trees over relative ranks v: the lowest set bit of v, which
  * bounds v's subtree; for the root (v == 0) the first power of two >= p. */
 static inline int tree_lowbit(int v, int p)

@@ -251,6 +251,29 @@ int ring_node_order(const dpc_coll_args_t *a, int r, int **order, int *pos)
     return 0;
 }
 
+int ring_position(const dpc_coll_args_t *a, int r)
+{
+    if (!a->node || a->nnodes < 2)
+        return r;
+    /* (ranks of the nodes before r's, then r's node-mates below it: nodes
+     * are numbered by their lowest rank, so in rank order this is r) */
+    int pos = 0;
+    for (int i = 0; i < a->size; i++)
+        pos += a->node[i] < a->node[r] || (a->node[i] == a->node[r] && i < r);
+    return pos;
+}
+
+int ring_member(const dpc_coll_args_t *a, int pos)
+{
+    if (!a->node || a->nnodes < 2)
+        return pos;
+    for (int k = 0; k < a->nnodes; k++)
+        for (int i = 0; i < a->size; i++)
+            if (a->node[i] == k && pos-- == 0)
+                return i;
+    return -1;
+}
+
 int ring_blocks_by_position(const int *order, int p, size_t *off, size_t *len)
 {
     if (!order)

@@ -73,6 +73,11 @@ dpc_step_id_t ring_allgather_phase(const ring_phase_t *rp, char *buf);
  * consecutive ranks), *pos then r. -1: out of memory.
  */
 int ring_node_order(const dpc_coll_args_t *a, int r, int **order, int *pos);
+/* The same order one rank at a time, with nothing allocated (the traffic
+ * formulas, which ask for one or two ranks): rank r's position, and the
+ * rank at position pos (O(p) and O(p * nodes)). */
+int ring_position(const dpc_coll_args_t *a, int r);
+int ring_member(const dpc_coll_args_t *a, int pos);
 /* Per-rank byte blocks rearranged by position (off[i], len[i] become
  * rank order[i]'s); nothing when order is NULL. -1: out of memory. */
 int ring_blocks_by_position(const int *order, int p, size_t *off, size_t *len);

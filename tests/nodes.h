@@ -4,15 +4,15 @@
 #define DPC_TEST_NODES_H
 
 #include <stdbool.h>
+#include "part.h"
 
-/* Rank r on node r*nodes/p (consecutive ranks together) or, round_robin,
- * r % nodes: either way numbered by each node's lowest rank, as the shim
- * numbers them. Returns the ranks on each node when every node has as
+/* Every rank's node (placed_node, consecutive or round_robin), numbered
+ * as the shim numbers them. Returns the ranks on each node when every node has as
  * many, else 0. */
 static inline int test_node_map(int p, int nodes, bool round_robin, int *node)
 {
     for (int r = 0; r < p; r++)
-        node[r] = round_robin ? r % nodes : (int)((long)r * nodes / p);
+        node[r] = placed_node(r, p, nodes, round_robin);
     return p % nodes == 0 ? p / nodes : 0;
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "matrix.h"
 #include "nodes.h"
+#include "ring.h"
 
 static const int full_ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17, 31, 32, 64};
 static const int quick_ps[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 17};
@@ -605,6 +606,38 @@ START_TEST(test_rings_cross_once_a_node)
 }
 END_TEST
 
+/* The ring's order one rank at a time (ring_position, ring_member: what
+ * the traffic formulas use) is the order the rings are built in
+ * (ring_node_order), on placements consecutive, round-robin and mixed. */
+START_TEST(test_ring_position)
+{
+    static const int mixed[9] = {0, 1, 1, 0, 2, 1, 2, 0, 2};   /* numbered by lowest rank */
+    for (int p = 2; p <= 9; p++)
+        for (int nodes = 1; nodes <= p; nodes++)
+            for (int way = 0; way < 3; way++) {
+                int node[9];
+                if (way == 2 && (p != 9 || nodes != 3))
+                    continue;
+                if (way == 2)
+                    memcpy(node, mixed, sizeof(node));
+                else
+                    test_node_map(p, nodes, way == 1, node);
+                dpc_coll_args_t a = {.coll = DPC_ALLREDUCE, .size = p, .node = node,
+                                     .nnodes = nodes};
+                for (int r = 0; r < p; r++) {
+                    int *order, pos;
+                    ck_assert_int_eq(ring_node_order(&a, r, &order, &pos), 0);
+                    ck_assert_msg(ring_position(&a, r) == pos,
+                                  "%d ranks on %d nodes (way %d): rank %d at %d, built at %d", p,
+                                  nodes, way, r, ring_position(&a, r), pos);
+                    for (int q = 0; q < p; q++)
+                        ck_assert_int_eq(ring_member(&a, q), order ? order[q] : q);
+                    free(order);
+                }
+            }
+}
+END_TEST
+
 int main(void)
 {
     quick = getenv("DPC_TEST_QUICK") && atoi(getenv("DPC_TEST_QUICK"));
@@ -641,6 +674,7 @@ int main(void)
     suite_add_tcase(s, tn);
     TCase *tx = tcase_create("rings_across_nodes");
     tcase_add_test(tx, test_rings_cross_once_a_node);
+    tcase_add_test(tx, test_ring_position);
     suite_add_tcase(s, tx);
     TCase *tsg = tcase_create("ring_segments");
     tcase_add_test(tsg, test_ring_segments);

@@ -17,6 +17,7 @@
 #include "dpc_config.h"
 #include "dpc_cost.h"
 #include "dpc_sim.h"
+#include "part.h"
 #include "dpcoll.h"
 
 typedef struct tool {
@@ -106,7 +107,7 @@ static int setup(tool_t *t, bool in_place, int root, size_t seg)
         return -1;
     int node_ranks = 0;
     for (int r = 0; r < p && t->nodes >= 2; r++)
-        t->node[r] = (int)((long)r * t->nodes / p);
+        t->node[r] = placed_node(r, p, t->nodes, 0);
     if (t->nodes >= 2 && p % t->nodes == 0)
         node_ranks = p / t->nodes;
     size_t total = 0;

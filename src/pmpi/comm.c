@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "shim.h"
+#include "part.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,16 +43,11 @@ static dpc_status_t comm_nodes(dpc_comm_t *c, const int *world)
         free(count);
         return DPC_ERR_NOMEM;
     }
-    for (int k = 0; k < dpc_g.nnodes; k++)
-        renum[k] = -1;
-    int n = 0;
-    for (int i = 0; i < c->size; i++) {
-        int k = dpc_g.node_of[world[i]];
-        if (renum[k] < 0)
-            renum[k] = n++;
-        node[i] = renum[k];
+    for (int i = 0; i < c->size; i++)
+        node[i] = dpc_g.node_of[world[i]];
+    int n = number_by_first_seen(node, c->size, dpc_g.nnodes, renum, node);
+    for (int i = 0; i < c->size; i++)
         count[node[i]]++;
-    }
     int even = count[0];
     for (int k = 1; k < n; k++)
         even = count[k] == even ? even : 0;

@@ -9,6 +9,7 @@
 #include "shim.h"
 #include "stage.h"
 #include "dpc_log.h"
+#include "part.h"
 #include "dpc_cma.h"
 #include "dpc_shm.h"
 #include "dpcoll.h"
@@ -81,15 +82,14 @@ static int node_procs;       /* this node's processes */
 static int node_first;       /* the lowest world rank of this node */
 static int single_node;
 
-/* DPCOLL_TEST_NODES=k: rank r is taken to be on node r*k/n, or with
- * :cyclic node r % k (hosts made different), as if the job ran on k
- * machines. */
+/* DPCOLL_TEST_NODES=k: rank r is taken to be on node placed_node(r, n, k,
+ * cyclic) (hosts made different), as if the job ran on k machines. */
 static void test_nodes(dpc_cma_card_t *cards, int n, int k, bool cyclic)
 {
     if (k > n)
         k = n;
     for (int i = 0; k > 0 && i < n; i++) {
-        int64_t node = cyclic ? i % k : (int64_t)i * k / n;
+        int64_t node = placed_node(i, n, k, cyclic);
         cards[i].host ^= UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(1 + node);
     }
 }
@@ -125,15 +125,8 @@ static void number_nodes(const dpc_cma_card_t *cards, int n)
         group[order[j]] = ngroups;
     }
     ngroups++;
-    int *renum = order;     /* (reused: ngroups <= n) */
-    for (int g = 0; g < ngroups; g++)
-        renum[g] = -1;
-    dpc_g.nnodes = 0;
-    for (int i = 0; i < n; i++) {
-        if (renum[group[i]] < 0)
-            renum[group[i]] = dpc_g.nnodes++;
-        dpc_g.node_of[i] = renum[group[i]];
-    }
+    /* (order reused as scratch: ngroups <= n) */
+    dpc_g.nnodes = number_by_first_seen(group, n, ngroups, order, dpc_g.node_of);
     free(order);
     free(group);
 }
