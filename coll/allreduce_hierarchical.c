@@ -20,11 +20,13 @@
  * the nodes in ring order) by one rank and handed out whole, so every rank
  * has the same bits, run after run.
  *
- * Cost (one set of constants for every message: the model has none of its
- * own for the network, so the gain it sees is the start-ups):
- * (L-1)(S_L + S_L') alpha + 2(N-1) S_N alpha + 2(p-1)/p n beta + (p-1)/p n gamma,
+ * Cost: the node rings' steps with the constants within a node, the middle
+ * ring's with those between nodes (alpha_net, beta_net: dpc_cost_across):
+ * (L-1)(S_L + S_L') alpha + 2(L-1)/L n beta
+ *   + 2(N-1) S_N alpha_net + 2(N-1)/N (n/L) beta_net + (p-1)/p n gamma,
  * S_L segments a node block, S_L' in the node's allgather (one where L is 2),
- * S_N a block of the middle ring.
+ * S_N a block of the middle ring. (The two parts' bytes add up to the flat
+ * ring's 2(p-1)/p n.)
  */
 #include "config.h"
 #include "coll_util.h"
@@ -177,9 +179,16 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
     double SL = seg_count((size_t)(n / L), seg_bytes(a));
     double SLag = L == 2 ? 1 : SL;
     double SN = seg_count((size_t)(n / p), seg_bytes(a));
-    return (L - 1) * (SL * msg_alpha(a, c, n / L / SL) + SLag * msg_alpha(a, c, n / L / SLag)) +
-           2 * (N - 1) * SN * msg_alpha(a, c, n / p / SN) + 2 * (p - 1) / p * n * c->beta +
-           (p - 1) / p * n * c->gamma;
+    /* within a node messages go through its mailboxes, whose limit is not
+     * the group's (UCX's eager limit, where it spans nodes): their default */
+    dpc_coll_args_t within = *a;
+    within.eager_max = 0;
+    dpc_cost_params_t net = N >= 2 ? dpc_cost_across(c) : *c;
+    return (L - 1) * (SL * msg_alpha(&within, c, n / L / SL) +
+                      SLag * msg_alpha(&within, c, n / L / SLag)) +
+           2 * (L - 1) / L * n * c->beta +
+           2 * (N - 1) * SN * msg_alpha(a, &net, n / p / SN) +
+           2 * (N - 1) / N * (n / L) * net.beta + (p - 1) / p * n * c->gamma;
 }
 
 /* Rank r's layout and blocks for the traffic formulas; false where the

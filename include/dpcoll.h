@@ -101,6 +101,16 @@ DPCOLL_API double dpcoll_predict(const char *collective, const char *algorithm, 
 DPCOLL_API double dpcoll_predictv(const char *collective, const char *algorithm,
                                   const int counts[], MPI_Datatype datatype, MPI_Comm comm);
 
+/* The nodes comm spans as libdpcoll sees them (hosts, or DPCOLL_TEST_NODES):
+ * returns their number (1: all on one node), and where node_of is not NULL
+ * (comm's size entries) each rank's node, numbered in the order of each
+ * node's lowest rank; where eager_bytes is not NULL, the largest message
+ * that goes without a rendezvous among comm's ranks (the mailboxes' limit
+ * on one node, UCX's eager limit across nodes). -1 when libdpcoll is not
+ * active or comm is not an intracommunicator. Local, except the first time
+ * libdpcoll meets comm (as in its first collective). */
+DPCOLL_API int dpcoll_comm_nodes(MPI_Comm comm, int node_of[], size_t *eager_bytes);
+
 #ifdef __cplusplus
 }
 #endif

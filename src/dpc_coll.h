@@ -120,6 +120,18 @@ typedef struct dpc_cost_params {
      * the direct algorithms' chunks are reduced from cache. Fitted by
      * dpcoll_tune; 0 where a tune file does not name it */
     double beta_reread;
+    /* Messages between nodes (a group spread over several: args.nnodes >= 2):
+     * seconds per message up to the eager limit and beyond it (UCX's
+     * protocols over the network), and seconds per byte. A flat algorithm
+     * on such a group is priced with these in place of alpha, alpha_rndv
+     * and beta (dpc_cost_across): in nearly every one of its steps some
+     * message crosses, and a step lasts as long as its slowest message.
+     * An algorithm that knows the nodes (DPC_ALGO_NODES) prices its steps
+     * within a node with the others and those between with these.
+     * Fitted by dpcoll_tune on a job on several nodes. */
+    double alpha_net;
+    double alpha_rndv_net;
+    double beta_net;
 } dpc_cost_params_t;
 
 /* Restrictions an algorithm states about its inputs. */

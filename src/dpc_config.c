@@ -268,6 +268,7 @@ void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v)
         r[3] = on ? (long long)m.rule[i].hi : 0;
         r[4] = on ? algo_index(m.rule[i].al) : -1;
         r[5] = on ? m.rule[i].calls : 0;
+        r[6] = on ? m.rule[i].nodes : 0;
     }
 }
 
@@ -301,7 +302,7 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
         cfg->cost.rule[i] = (dpc_cost_rule_t){.coll = (int)r[0], .nranks = (int)r[1],
                                               .lo = (size_t)r[2], .hi = (size_t)r[3],
                                               .al = r[4] >= 0 ? dpc_algos()[r[4]] : NULL,
-                                              .calls = (unsigned)r[5]};
+                                              .calls = (unsigned)r[5], .nodes = (int)r[6]};
     }
     if (!v[SH_TUNE_FILE])
         cfg->tune_file[0] = 0;
@@ -309,32 +310,35 @@ void dpc_config_unpack_shared(dpc_config_t *cfg, const long long *v)
         snprintf(cfg->tune_file, sizeof(cfg->tune_file), "(rank 0's)");
 }
 
-/* "choose = COLLECTIVE RANKS LO HI ALGORITHM [CALLS]": a measured choice
- * (dpc_cost_rule_t), bytes as dpc_coll_bytes counts them, for blocking,
- * nonblocking (and persistent) or any calls (the default) */
+/* "choose = COLLECTIVE RANKS[/NODES] LO HI ALGORITHM [CALLS]": a measured
+ * choice (dpc_cost_rule_t), for communicators of RANKS ranks on one node or
+ * on NODES, bytes as dpc_coll_bytes counts them, for blocking, nonblocking
+ * (and persistent) or any calls (the default) */
 static dpc_status_t read_choice(const char *line, dpc_cost_model_t *m, int lineno, char *err,
                                 size_t errlen)
 {
-    char coll[40], algo[40], kind[40] = "any", why[120];
-    int nranks, end = 0;
+    char coll[40], ranks[24], algo[40], kind[40] = "any", why[120];
+    int nranks = 0, nodes = 1, end = 0, used = 0;
     unsigned long long lo, hi;
     const dpc_algo_t *al = NULL;
     int c = -1;
     /* (no minus sign: %llu would take -1 as the largest number) */
     if (!strchr(line, '-') &&
-        sscanf(line, " choose = %39s %d %llu %llu %39s %n%39s %n", coll, &nranks, &lo, &hi, algo,
-               &end, kind, &end) >= 5 && line[end] == 0)
+        sscanf(line, " choose = %39s %23s %llu %llu %39s %n%39s %n", coll, ranks, &lo, &hi, algo,
+               &end, kind, &end) >= 5 && line[end] == 0 &&
+        ((sscanf(ranks, "%d%n", &nranks, &used) == 1 && ranks[used] == 0) ||
+         (sscanf(ranks, "%d/%d%n", &nranks, &nodes, &used) == 2 && ranks[used] == 0)))
         c = dpc_coll_from_name(coll);
     if (c >= 0)
         al = dpc_algo_find((dpc_coll_t)c, algo);
     unsigned calls = dpc_calls_from_name(kind);
     if (!al || !calls) {
-        snprintf(err, errlen, "line %d: expected 'choose = COLLECTIVE RANKS FROM_BYTES TO_BYTES "
+        snprintf(err, errlen, "line %d: expected 'choose = COLLECTIVE RANKS[/NODES] FROM_BYTES TO_BYTES "
                  "ALGORITHM [blocking|nonblocking|any]' with a collective and one of its "
                  "algorithms (dpcoll_info lists them)", lineno);
         return DPC_ERR_ARG;
     }
-    if (dpc_cost_rule_add(m, c, nranks, (size_t)lo, (size_t)hi, al, calls, why, sizeof(why)) !=
+    if (dpc_cost_rule_add(m, c, nranks, nodes, (size_t)lo, (size_t)hi, al, calls, why, sizeof(why)) !=
         DPC_OK) {
         snprintf(err, errlen, "line %d: choose: %s", lineno, why);
         return DPC_ERR_ARG;
@@ -468,12 +472,16 @@ dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const c
                 "peers up to this many bytes of output, and read beyond (DPCOLL_PUSH_MAX, "
                 "measured)\n", m->push_max);
     if (m->nrules)
-        fprintf(f, "# measured choices: collective, ranks, from and to bytes (a rank's vector, "
+        fprintf(f, "# measured choices: collective, ranks (/nodes where several), from and to bytes (a rank's vector, "
                 "inclusive), algorithm, calls;\n# the first that matches and applies is taken "
                 "instead of the constants' cheapest\n");
-    for (int i = 0; i < m->nrules; i++)
-        fprintf(f, "choose = %s %d %zu %zu %s %s\n", dpc_coll_name((dpc_coll_t)m->rule[i].coll),
-                m->rule[i].nranks, m->rule[i].lo, m->rule[i].hi, m->rule[i].al->name,
+    for (int i = 0; i < m->nrules; i++) {
+        char ranks[24];
+        snprintf(ranks, sizeof(ranks), m->rule[i].nodes > 1 ? "%d/%d" : "%d", m->rule[i].nranks,
+                 m->rule[i].nodes);
+        fprintf(f, "choose = %s %s %zu %zu %s %s\n", dpc_coll_name((dpc_coll_t)m->rule[i].coll),
+                ranks, m->rule[i].lo, m->rule[i].hi, m->rule[i].al->name,
                 dpc_calls_name(m->rule[i].calls));
+    }
     return fclose(f) ? DPC_ERR_ARG : DPC_OK;
 }

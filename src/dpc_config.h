@@ -97,22 +97,25 @@ void dpc_config_algo_var(dpc_coll_t c, char *buf, size_t len);
 
 /* The settings that change what every rank does (so they must agree across
  * ranks), as integers; log level and stats are local and not included. */
-#define DPC_CONFIG_RULE_INTS 6   /* a measured choice: collective, ranks, lo, hi, algorithm,
-                                    calls */
+#define DPC_CONFIG_RULE_INTS 7   /* a measured choice: collective, ranks, lo, hi, algorithm,
+                                    calls, nodes */
 #define DPC_CONFIG_SHARED_INTS (15 + DPC_COLL_COUNT + DPC_COST_SETS * (1 + DPC_COST_NFIELDS) + \
                                 DPC_COST_RULES * DPC_CONFIG_RULE_INTS)
 
 /* Tune files: "key = value" lines; '#' starts a comment. Per set of
  * constants (dpc_cost_fields: alpha, beta, gamma, alpha_rndv, alpha_get,
- * alpha_call, beta_concurrent, beta_reread), KEY for calls below large_bytes, KEY_large from there up,
+ * alpha_call, beta_concurrent, beta_reread, and between nodes alpha_net,
+ * alpha_rndv_net, beta_net), KEY for calls below large_bytes, KEY_large from there up,
  * KEY_huge from huge_bytes up, KEY_memory from memory_bytes up (a threshold
  * left out or 0: no such set). A key left out of a set keeps the previous
  * set's value (the small set's: the default); alpha_rndv, alpha_get and
  * alpha_call (and beta_concurrent, beta_reread) named in no set at all (an older file)
  * are DPC_COST_RNDV_ALPHAS, DPC_COST_GET_ALPHAS and 0 alphas of each set
- * (0). "choose = COLLECTIVE RANKS FROM_BYTES TO_BYTES ALGORITHM [CALLS]"
- * lines are measured choices (dpc_cost_rule_t), in the file's order; CALLS
- * is blocking, nonblocking (and persistent) or any (left out: any). */
+ * (0); the constants between nodes named in no set are the defaults'.
+ * "choose = COLLECTIVE RANKS[/NODES] FROM_BYTES TO_BYTES ALGORITHM [CALLS]"
+ * lines are measured choices (dpc_cost_rule_t), in the file's order; NODES
+ * (left out: 1, one node) the nodes the communicator spans; CALLS is
+ * blocking, nonblocking (and persistent) or any (left out: any). */
 dpc_status_t dpc_tune_read(const char *path, dpc_cost_model_t *m, char *err, size_t errlen);
 dpc_status_t dpc_tune_write(const char *path, const dpc_cost_model_t *m, const char *comment);
 void dpc_config_pack_shared(const dpc_config_t *cfg, long long *v);

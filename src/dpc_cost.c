@@ -18,13 +18,21 @@ const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS] = {
      "seconds per byte of the smaller of two copies out of the same lines at once"},
     {"beta_reread", offsetof(dpc_cost_params_t, beta_reread), 0, true,
      "seconds per byte a reduction reads back of a whole message received"},
+    {"alpha_net", offsetof(dpc_cost_params_t, alpha_net), -1, false,
+     "seconds per message between nodes"},
+    {"alpha_rndv_net", offsetof(dpc_cost_params_t, alpha_rndv_net), -1, false,
+     "seconds per message between nodes beyond the eager limit (rendezvous)"},
+    {"beta_net", offsetof(dpc_cost_params_t, beta_net), -1, true,
+     "seconds per byte between nodes"},
 };
 
 dpc_cost_params_t dpc_cost_defaults(void)
 {
     return (dpc_cost_params_t){.alpha = 10e-6, .beta = 1.0 / 10e9, .gamma = 1.0 / 5e9,
                                .alpha_rndv = DPC_COST_RNDV_ALPHAS * 10e-6,
-                               .alpha_get = DPC_COST_GET_ALPHAS * 10e-6};
+                               .alpha_get = DPC_COST_GET_ALPHAS * 10e-6,
+                               .alpha_net = 10e-6, .alpha_rndv_net = DPC_COST_RNDV_ALPHAS * 10e-6,
+                               .beta_net = 1.0 / 10e9};
 }
 
 const char *const dpc_cost_set_suffix[DPC_COST_SETS] = {"", "_large", "_huge", "_memory"};
@@ -75,8 +83,9 @@ void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent
         fprintf(f, "\n");
     }
     for (int i = 0; i < m->nrules; i++)
-        fprintf(f, "%smeasured choice: %s, %d ranks, %zu-%zu bytes, %s calls: %s\n", indent,
-                dpc_coll_name((dpc_coll_t)m->rule[i].coll), m->rule[i].nranks, m->rule[i].lo,
+        fprintf(f, "%smeasured choice: %s, %d ranks%s, %zu-%zu bytes, %s calls: %s\n", indent,
+                dpc_coll_name((dpc_coll_t)m->rule[i].coll), m->rule[i].nranks,
+                m->rule[i].nodes > 1 ? " on several nodes" : "", m->rule[i].lo,
                 m->rule[i].hi, dpc_calls_name(m->rule[i].calls), m->rule[i].al->name);
 }
 
@@ -131,6 +140,13 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
                  .alpha_get = 0, .alpha_call = 0, .beta_concurrent = 3.375e-11,
                  .beta_reread = 2.206e-11}},
         .from = {0, 2048, 2u << 20, 16u << 20}};
+    /* (no network measured: between nodes the defaults' constants) */
+    dpc_cost_params_t d = dpc_cost_defaults();
+    for (int i = 0; i < DPC_COST_SETS; i++) {
+        m.set[i].alpha_net = d.alpha_net;
+        m.set[i].alpha_rndv_net = d.alpha_rndv_net;
+        m.set[i].beta_net = d.beta_net;
+    }
     /* A measured choice: at 2 ranks a blocking bcast of 16-128 KiB ran
      * fastest as scatter-allgather in each of ten dpcoll_bench -a all -t
      * runs of session 41 (two halves through the mailboxes, the root
@@ -178,7 +194,7 @@ dpc_cost_model_t dpc_cost_model_one_node(void)
      * never a rule without one) */
     char err[64];
     for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++)
-        dpc_cost_rule_add(&m, (int)measured[i].coll, 2, measured[i].lo, measured[i].hi,
+        dpc_cost_rule_add(&m, (int)measured[i].coll, 2, 1, measured[i].lo, measured[i].hi,
                           dpc_algo_find(measured[i].coll, measured[i].name),
                           DPC_CALLS_BLOCKING, err, sizeof(err));
     return m;
@@ -217,9 +233,18 @@ const dpc_cost_params_t *dpc_cost_regime(const dpc_cost_model_t *m, const dpc_co
     return &m->set[i];
 }
 
+double dpc_cost_formula(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_params_t *c)
+{
+    if (a->nnodes >= 2 && !(al->flags & DPC_ALGO_NODES)) {
+        dpc_cost_params_t x = dpc_cost_across(c);
+        return al->cost(a, &x);
+    }
+    return al->cost(a, c);
+}
+
 double dpc_cost_of(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
-    return c->alpha_call + al->cost(a, c);
+    return c->alpha_call + dpc_cost_formula(al, a, c);
 }
 
 double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_model_t *m)
@@ -235,7 +260,8 @@ const dpc_algo_t *dpc_cost_rule_for(const dpc_coll_args_t *a, const dpc_cost_mod
     for (int i = 0; i < m->nrules; i++) {
         const dpc_cost_rule_t *r = &m->rule[i];
         unsigned kind = a->nonblocking ? DPC_CALLS_NONBLOCKING : DPC_CALLS_BLOCKING;
-        if (r->coll == (int)a->coll && r->nranks == a->size && n >= r->lo && n <= r->hi &&
+        if (r->coll == (int)a->coll && r->nranks == a->size &&
+            r->nodes == (a->nnodes >= 2 ? a->nnodes : 1) && n >= r->lo && n <= r->hi &&
             (r->calls & kind) && dpc_algo_applies(r->al, a))
             return r->al;
     }
@@ -256,8 +282,9 @@ unsigned dpc_calls_from_name(const char *name)
     return 0;
 }
 
-dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t lo, size_t hi,
-                               const dpc_algo_t *al, unsigned calls, char *err, size_t errlen)
+dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, int nodes, size_t lo,
+                               size_t hi, const dpc_algo_t *al, unsigned calls, char *err,
+                               size_t errlen)
 {
     if (m->nrules >= DPC_COST_RULES)
         snprintf(err, errlen, "more than %d choices", DPC_COST_RULES);
@@ -265,10 +292,12 @@ dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t
         snprintf(err, errlen, "the algorithm is not one of the collective's");
     else if (nranks < 1 || lo > hi)
         snprintf(err, errlen, "ranks must be 1 or more and the bytes a range, lowest first");
+    else if (nodes < 1 || nodes > nranks)
+        snprintf(err, errlen, "the nodes must be 1 or more, at most the ranks");
     else if (calls == 0 || calls > DPC_CALLS_ANY)
         snprintf(err, errlen, "the calls must be blocking, nonblocking or any");
     else {
-        m->rule[m->nrules++] = (dpc_cost_rule_t){.coll = coll, .nranks = nranks, .lo = lo,
+        m->rule[m->nrules++] = (dpc_cost_rule_t){.coll = coll, .nranks = nranks, .nodes = nodes, .lo = lo,
                                                  .hi = hi, .al = al, .calls = calls};
         return DPC_OK;
     }
@@ -295,7 +324,7 @@ const dpc_algo_t *dpc_cost_select(const dpc_coll_args_t *a, const dpc_cost_param
             continue;
         if ((*al)->flags & DPC_ALGO_FIRST_CHOICE)
             return *al;
-        double t = (*al)->cost(a, c);
+        double t = dpc_cost_formula(*al, a, c);
         /* a tie goes to the one registered first, also when rounding makes
          * two equal formulas differ in the last bits (ring and recursive
          * doubling at 2 ranks: the same messages, summed in another order) */
@@ -311,7 +340,7 @@ static double diff(const dpc_algo_t *x, const dpc_algo_t *y, dpc_coll_args_t *a,
                    const dpc_cost_params_t *c, double bytes)
 {
     a->count = (size_t)(bytes / (double)dpc_dtype_size(a->dtype));
-    return y->cost(a, c) - x->cost(a, c);   /* < 0: y cheaper */
+    return dpc_cost_formula(y, a, c) - dpc_cost_formula(x, a, c);   /* < 0: y cheaper */
 }
 
 double dpc_cost_crossover(const dpc_algo_t *x, const dpc_algo_t *y, const dpc_coll_args_t *a0,

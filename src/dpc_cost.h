@@ -8,8 +8,24 @@
 #include "dpc_status.h"
 
 /* Defaults until dpcoll_tune measures the machine: 10 us per message,
- * 10 GB/s, 5 GB/s of reduction. */
+ * 10 GB/s, 5 GB/s of reduction; between nodes the same (a network of
+ * 10 us and 10 GB/s: 100 Gb/s). */
 dpc_cost_params_t dpc_cost_defaults(void);
+/* The constants of messages between nodes put in place of those within
+ * (alpha, alpha_rndv, beta): what a flat algorithm's formula is priced
+ * with on a group spread over nodes. */
+static inline dpc_cost_params_t dpc_cost_across(const dpc_cost_params_t *c)
+{
+    dpc_cost_params_t x = *c;
+    x.alpha = c->alpha_net;
+    x.alpha_rndv = c->alpha_rndv_net;
+    x.beta = c->beta_net;
+    return x;
+}
+/* An algorithm's own formula under c, on a group spread over nodes with
+ * the constants between nodes unless it knows the nodes (dpc_cost_across):
+ * what every prediction and choice prices. */
+double dpc_cost_formula(const dpc_algo_t *al, const dpc_coll_args_t *a, const dpc_cost_params_t *c);
 /* A message beyond the mailboxes, when nothing says otherwise (a tune file
  * without alpha_rndv): this many alphas (a request to send, an answer and
  * the kernel copy between). */
@@ -28,7 +44,7 @@ typedef struct dpc_cost_field {
     bool per_byte;       /* seconds per byte (also shown as a rate) */
     const char *what;    /* for the file's comments */
 } dpc_cost_field_t;
-#define DPC_COST_NFIELDS 8
+#define DPC_COST_NFIELDS 11
 extern const dpc_cost_field_t dpc_cost_fields[DPC_COST_NFIELDS];
 static inline double *dpc_cost_field(dpc_cost_params_t *c, int i)
 {
@@ -59,6 +75,8 @@ static inline double *dpc_cost_field(dpc_cost_params_t *c, int i)
  * same in every run. */
 typedef struct dpc_cost_rule {
     int coll, nranks;
+    int nodes;          /* the nodes they span: 1 (one node), or the number of nodes
+                           of a group spread over several (measured on such a job) */
     size_t lo, hi;
     const dpc_algo_t *al;
     unsigned calls;     /* DPC_CALLS_*: the kinds of call it is for */
@@ -136,13 +154,13 @@ double dpc_cost_predict(const dpc_algo_t *al, const dpc_coll_args_t *a, const dp
  * taken wherever it applies (DPC_ALGO_FIRST_CHOICE) before either. */
 const dpc_algo_t *dpc_cost_select_model(const dpc_coll_args_t *a, const dpc_cost_model_t *m);
 /* The measured choice for these arguments: the first rule of m whose
- * collective, ranks, byte range and kind of call (a->nonblocking) match and
+ * collective, ranks, nodes, byte range and kind of call (a->nonblocking) match and
  * whose algorithm applies, or NULL. */
 const dpc_algo_t *dpc_cost_rule_for(const dpc_coll_args_t *a, const dpc_cost_model_t *m);
 /* Adds a measured choice to m (after those it has); DPC_ERR_ARG with a
  * message if the algorithm is not the collective's, the range is empty, the
- * ranks are below 1 or m has DPC_COST_RULES already. */
-dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, size_t lo, size_t hi,
+ * ranks are below 1, the nodes below 1 or above the ranks, or m has DPC_COST_RULES already. */
+dpc_status_t dpc_cost_rule_add(dpc_cost_model_t *m, int coll, int nranks, int nodes, size_t lo, size_t hi,
                                const dpc_algo_t *al, unsigned calls, char *err, size_t errlen);
 /* A kind of call's name in tune files ("blocking", "nonblocking", "any")
  * and back (0: unknown) */

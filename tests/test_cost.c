@@ -538,7 +538,7 @@ START_TEST(test_measured_choices)
     const dpc_algo_t *x = base == ring ? rd : ring;   /* not the constants' pick */
     ck_assert(x && direct && x != base);
     ck_assert_ptr_null(dpc_cost_rule_for(&a, &m));
-    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x,
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 2, 1, 1u << 20, 1u << 20, x,
                                        DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &m), x);
@@ -555,10 +555,10 @@ START_TEST(test_measured_choices)
     }
     /* the first that matches: an earlier rule over a wider range wins */
     dpc_cost_model_t two = plain;
-    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 0, 1u << 30, direct,
+    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 1, 0, 1u << 30, direct,
                                        DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
-    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 1u << 20, 1u << 20, x,
+    ck_assert_int_eq(dpc_cost_rule_add(&two, DPC_ALLREDUCE, 2, 1, 1u << 20, 1u << 20, x,
                                        DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &two), direct);
@@ -568,7 +568,7 @@ START_TEST(test_measured_choices)
     ck_assert_ptr_eq(dpc_cost_select_model(&no_get, &two), x);
     /* an op that does not commute: the ring (not rank order) never runs it */
     dpc_cost_model_t r1 = plain;
-    ck_assert_int_eq(dpc_cost_rule_add(&r1, DPC_ALLREDUCE, 2, 0, 1u << 30, ring, DPC_CALLS_ANY, err,
+    ck_assert_int_eq(dpc_cost_rule_add(&r1, DPC_ALLREDUCE, 2, 1, 0, 1u << 30, ring, DPC_CALLS_ANY, err,
                                        sizeof(err)), DPC_OK);
     dpc_coll_args_t ordered = a;
     ordered.op = DPC_OP_USER_ORDERED;
@@ -585,7 +585,7 @@ START_TEST(test_measured_choices)
     /* a choice for one kind of call: blocking ones only, or nonblocking
      * (and persistent) ones only */
     dpc_cost_model_t kinds = plain;
-    ck_assert_int_eq(dpc_cost_rule_add(&kinds, DPC_ALLREDUCE, 2, 0, 1u << 30, x,
+    ck_assert_int_eq(dpc_cost_rule_add(&kinds, DPC_ALLREDUCE, 2, 1, 0, 1u << 30, x,
                                        DPC_CALLS_BLOCKING, err, sizeof(err)), DPC_OK);
     dpc_coll_args_t nb = a;
     nb.nonblocking = true;
@@ -594,24 +594,24 @@ START_TEST(test_measured_choices)
     kinds.rule[0].calls = DPC_CALLS_NONBLOCKING;
     ck_assert_ptr_eq(dpc_cost_select_model(&nb, &kinds), x);
     ck_assert_ptr_eq(dpc_cost_select_model(&a, &kinds), base);
-    ck_assert_int_eq(dpc_cost_rule_add(&kinds, DPC_ALLREDUCE, 2, 0, 9, x, 0, err, sizeof(err)),
+    ck_assert_int_eq(dpc_cost_rule_add(&kinds, DPC_ALLREDUCE, 2, 1, 0, 9, x, 0, err, sizeof(err)),
                      DPC_ERR_ARG);
     /* refused: another collective's algorithm, an empty range, no ranks,
      * one too many */
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_BCAST, 2, 0, 9, ring,
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_BCAST, 2, 1, 0, 9, ring,
                                        DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 9, 8, ring,
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 1, 9, 8, ring,
                                        DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 0, 0, 9, ring,
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 0, 1, 0, 9, ring,
                                        DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
     for (int i = 0; i < DPC_COST_RULES; i++)
-        ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, (size_t)i, (size_t)i, ring,
+        ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 1, (size_t)i, (size_t)i, ring,
                                            DPC_CALLS_ANY, err,
                                            sizeof(err)), DPC_OK);
-    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 99, 99, ring,
+    ck_assert_int_eq(dpc_cost_rule_add(&v, DPC_ALLREDUCE, 2, 1, 99, 99, ring,
                                        DPC_CALLS_ANY, err, sizeof(err)),
                      DPC_ERR_ARG);
     ck_assert_int_eq(v.nrules, DPC_COST_RULES);
@@ -674,6 +674,107 @@ END_TEST
  * every algorithm, at powers of two and not: the unequal-share formulas
  * (coll/shares.h) must reduce to the equal-block ones, or the constants
  * fitted on block collectives would price the v-variants differently. */
+/* Groups spread over nodes: a flat algorithm is priced with the constants
+ * between nodes in place of those within (every one of its steps waits for
+ * a message that crosses), the hierarchical allreduce with both (closed
+ * form), a group within one node as before; the choice follows the
+ * network; tune files carry the three constants and choices per number of
+ * nodes; measured choices for one node do not reach groups spread over
+ * several, nor the other way. */
+START_TEST(test_network_constants)
+{
+    dpc_cost_params_t c = {.alpha = 1e-6, .beta = 1e-10, .gamma = 1e-10, .alpha_rndv = 5e-6,
+                           .alpha_net = 20e-6, .alpha_rndv_net = 60e-6, .beta_net = 1e-9};
+    int node[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    size_t n = 4u << 20;   /* bytes: every message a rendezvous */
+    dpc_coll_args_t one = {.coll = DPC_ALLREDUCE, .size = 8, .dtype = DPC_UINT8, .count = n,
+                           .seg_bytes = (size_t)1 << 40};
+    dpc_coll_args_t two = one;
+    two.node = node, two.nnodes = 2, two.node_ranks = 4;
+    const dpc_algo_t *ring = dpc_algo_find(DPC_ALLREDUCE, "ring");
+    const dpc_algo_t *rab = dpc_algo_find(DPC_ALLREDUCE, "rabenseifner");
+    const dpc_algo_t *hier = dpc_algo_find(DPC_ALLREDUCE, "hierarchical");
+    ck_assert(ring && rab && hier);
+    /* the flat ring: 2(p-1) rendezvous and 2(p-1)/p n bytes at the
+     * network's constants, (p-1)/p n reduced */
+    double p = 8, want_ring = 2 * (p - 1) * 60e-6 + 2 * (p - 1) / p * n * 1e-9 + (p - 1) / p * n * 1e-10;
+    ck_assert_double_eq_tol(dpc_cost_formula(ring, &two, &c), want_ring, 1e-12);
+    ck_assert_double_eq_tol(dpc_cost_of(ring, &two, &c), want_ring, 1e-12);   /* (alpha_call 0) */
+    /* ... and within a node the constants within */
+    double want_one = 2 * (p - 1) * 5e-6 + 2 * (p - 1) / p * n * 1e-10 + (p - 1) / p * n * 1e-10;
+    ck_assert_double_eq_tol(dpc_cost_formula(ring, &one, &c), want_one, 1e-12);
+    /* the hierarchical: the node's rings (L = 4: 3 steps each way) within,
+     * the middle ring (N = 2: one step each way) between, 2(L-1)/L n and
+     * 2(N-1)/N n/L bytes */
+    double L = 4, N = 2;
+    double want_h = 2 * (L - 1) * 5e-6 + 2 * (L - 1) / L * n * 1e-10 + 2 * (N - 1) * 60e-6 +
+                    2 * (N - 1) / N * (n / L) * 1e-9 + (p - 1) / p * n * 1e-10;
+    ck_assert_double_eq_tol(dpc_cost_formula(hier, &two, &c), want_h, 1e-12);
+    /* the choice follows the network: dear, the hierarchy (it sends a
+     * quarter of the bytes across); as cheap as the node, not */
+    ck_assert_ptr_eq(dpc_cost_select(&two, &c), hier);
+    dpc_cost_params_t flat = c;
+    flat.alpha_net = c.alpha, flat.alpha_rndv_net = c.alpha_rndv, flat.beta_net = c.beta;
+    ck_assert_ptr_ne(dpc_cost_select(&two, &flat), hier);
+    ck_assert_double_eq_tol(dpc_cost_formula(rab, &two, &flat), dpc_cost_formula(rab, &one, &c), 1e-15);
+    /* measured choices by nodes */
+    dpc_cost_model_t m = dpc_cost_model_defaults();
+    char err[160];
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 8, 2, 0, SIZE_MAX, ring, DPC_CALLS_ANY,
+                                       err, sizeof(err)), DPC_OK);
+    ck_assert_ptr_eq(dpc_cost_rule_for(&two, &m), ring);
+    ck_assert_ptr_null(dpc_cost_rule_for(&one, &m));
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 8, 1, 0, SIZE_MAX, rab, DPC_CALLS_ANY,
+                                       err, sizeof(err)), DPC_OK);
+    ck_assert_ptr_eq(dpc_cost_rule_for(&one, &m), rab);
+    ck_assert_ptr_eq(dpc_cost_rule_for(&two, &m), ring);
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 8, 9, 0, 1, ring, DPC_CALLS_ANY, err,
+                                       sizeof(err)), DPC_ERR_ARG);
+    ck_assert_int_eq(dpc_cost_rule_add(&m, DPC_ALLREDUCE, 8, 0, 0, 1, ring, DPC_CALLS_ANY, err,
+                                       sizeof(err)), DPC_ERR_ARG);
+    /* tune files: the constants and "RANKS/NODES" written and read back;
+     * a file that names no constant between nodes keeps the defaults' */
+    char path[] = "/tmp/dpc_tune_net_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    m.set[0] = c;
+    m.set[0].alpha_net = 2.5e-5;
+    ck_assert_int_eq(dpc_tune_write(path, &m, "test"), DPC_OK);
+    dpc_cost_model_t r;
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    ck_assert(fabs(r.set[0].alpha_net - 2.5e-5) < 1e-12 &&
+              fabs(r.set[0].alpha_rndv_net - 60e-6) < 1e-12 && fabs(r.set[0].beta_net - 1e-9) < 1e-17);
+    ck_assert_int_eq(r.nrules, 2);
+    ck_assert(r.rule[0].nodes == 2 && r.rule[0].nranks == 8 && r.rule[0].al == ring);
+    ck_assert(r.rule[1].nodes == 1 && r.rule[1].al == rab);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "alpha = 1e-6\nchoose = allreduce 4/2 0 100 ring\n");
+    fclose(f);
+    ck_assert_int_eq(dpc_tune_read(path, &r, err, sizeof(err)), DPC_OK);
+    dpc_cost_params_t d = dpc_cost_defaults();
+    ck_assert(r.set[0].alpha_net == d.alpha_net && r.set[0].beta_net == d.beta_net &&
+              r.set[0].alpha_rndv_net == d.alpha_rndv_net && r.rule[0].nodes == 2);
+    static const char *bad[] = {"choose = allreduce 4/0 0 100 ring\n",
+                                "choose = allreduce 4/5 0 100 ring\n",
+                                "choose = allreduce 4/x 0 100 ring\n",
+                                "choose = allreduce 4/2/1 0 100 ring\n", "beta_net = 2\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        f = fopen(path, "w");
+        fprintf(f, "alpha = 1e-6\n%s", bad[i]);
+        fclose(f);
+        ck_assert_msg(dpc_tune_read(path, &r, err, sizeof(err)) == DPC_ERR_ARG &&
+                      strstr(err, "line 2"), "%s: accepted or not named (%s)", bad[i], err);
+    }
+    unlink(path);
+    /* the built-in model prices a network by the defaults */
+    dpc_cost_model_t b = dpc_cost_model_one_node();
+    for (int i = 0; i < DPC_COST_SETS; i++)
+        ck_assert(b.set[i].alpha_net == d.alpha_net && b.set[i].beta_net == d.beta_net &&
+                  b.set[i].alpha_rndv_net == d.alpha_rndv_net);
+}
+END_TEST
+
 START_TEST(test_v_equal_counts_priced_as_blocks)
 {
     static const struct { dpc_coll_t v, block; } pairs[] = {
@@ -785,6 +886,7 @@ int main(void)
     tcase_add_test(tc, test_builtin_takes_the_measured_fastest);
     tcase_add_test(tc, test_v_equal_counts_priced_as_blocks);
     tcase_add_test(tc, test_v_unequal_shares_priced_by_the_busiest_rank);
+    tcase_add_test(tc, test_network_constants);
     suite_add_tcase(su, tc);
     return check_run(su);
 }

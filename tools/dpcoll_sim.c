@@ -393,8 +393,12 @@ int main(int argc, char **argv)
         printf("  %zu wrong elements\n", wrong);
     printf("traffic: %s the formula; busiest rank sent %" PRIu64 " bytes; most messages "
            "from one rank: %" PRIu64 "\n", failed && !wrong ? "does NOT match" : "matches", maxb, maxm);
-    printf("predicted time (alpha %.3g s, %.3g B/s links, %.3g B/s reduction): %.6g s\n", cp.alpha,
-           1 / cp.beta, 1 / cp.gamma, t.al->cost(&t.args[0], &cp));
+    char net[96] = "";
+    if (t.nodes >= 2)
+        snprintf(net, sizeof(net), "; between nodes %.3g s, %.3g B/s", cp.alpha_net,
+                 1 / cp.beta_net);
+    printf("predicted time (alpha %.3g s, %.3g B/s links, %.3g B/s reduction%s): %.6g s\n",
+           cp.alpha, 1 / cp.beta, 1 / cp.gamma, net, dpc_cost_formula(t.al, &t.args[0], &cp));
     dpc_sim_free_msgs(em, t.p);
     free(em);
     free(st);

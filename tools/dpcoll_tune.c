@@ -16,8 +16,15 @@
  * adds measured choices (add_choices) where an algorithm ran clearly faster
  * than the constants' pick.
  *
- * One node means one set of constants (shared memory); across nodes the
- * network's would be fitted the same way on a multi-node run.
+ * On a job spread over several nodes (as libdpcoll sees them:
+ * dpcoll_comm_nodes, hosts or DPCOLL_TEST_NODES) it fits the constants
+ * between nodes instead (alpha_net, alpha_rndv_net, beta_net): every
+ * algorithm that runs on the job's world is timed there and priced with
+ * its node map and eager limit as the engine prices it, the constants
+ * within a node are held at those the job runs with (DPCOLL_TUNE_FILE's,
+ * fitted on one node, or the built-in ones) and the three fitted to what
+ * is left, set by set; the file written holds both, and measured choices
+ * for the world's ranks and nodes.
  */
 #include "config.h"
 #include "bench_shares.h"
@@ -76,6 +83,12 @@ static int cmp_size(const void *x, const void *y)
 /* DPCOLL_PUSH_MAX and DPCOLL_SEG_BYTES as the shim takes them: rank 0's (main) */
 static size_t push_max, seg_bytes;
 
+/* The job's world spread over several nodes (across_nodes >= 2): its node
+ * map, ranks on each (0: unequal) and eager limit, which args_for gives
+ * the world's calls as the shim does; 1: one node. */
+static int across_nodes = 1, world_size, *world_node, world_node_ranks;
+static size_t world_eager;
+
 /* The v-variants a tune file can hold measured choices for, from
  * dpcoll_bench's rows: their counts are the same on every rank, so every
  * rank prices and chooses alike (an all-to-all's are each rank's own, and
@@ -98,6 +111,12 @@ static dpc_coll_args_t args_for(dpc_coll_t coll, int p, size_t bytes, v_counts_t
     dpc_coll_args_t a = {.coll = coll, .size = p, .dtype = DPC_FLOAT, .op = DPC_OP_SUM,
                          .seg_bytes = seg_bytes, .push_min = DPC_PUSH_MIN,
                          .push_max = push_max};
+    if (across_nodes >= 2 && p == world_size) {
+        a.node = world_node;
+        a.nnodes = across_nodes;
+        a.node_ranks = world_node_ranks;
+        a.eager_max = world_eager;
+    }
     if (is_vcoll(coll) && p <= TUNE_MAX_V_RANKS) {
         size_t unit = coll == DPC_ALLGATHERV ? sizeof(float) : 1;   /* (moves: bytes) */
         for (int q = 0; q < p; q++)
@@ -188,9 +207,11 @@ static double rel_error(const point_t *p, const double x[NCONST])
 }
 
 /* least squares over the columns in mask, on the points whose buffers
- * span [lo, hi) bytes, each row scaled by 1/t (relative errors); returns the
- * residual */
-static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, double x[NCONST])
+ * span [lo, hi) bytes, each row scaled by 1/t (relative errors); the other
+ * columns at fixed's values (NULL: 0), fitted to what they leave of each
+ * time; returns the residual */
+static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, const double *fixed,
+                  double x[NCONST])
 {
     double A[NCONST][NCONST] = {{0}}, y[NCONST] = {0};
     int idx[NCONST], k = 0;
@@ -200,11 +221,14 @@ static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, doub
     for (int i = 0; i < n; i++) {
         if (pt[i].cb < lo || pt[i].cb >= hi)
             continue;
-        double r[NCONST];
-        for (int j = 0; j < NCONST; j++)
+        double r[NCONST], target = 1;
+        for (int j = 0; j < NCONST; j++) {
             r[j] = pt[i].k[j] / pt[i].t;
+            if (fixed && !(mask & (1 << j)))
+                target -= r[j] * fixed[j];
+        }
         for (int u = 0; u < k; u++) {
-            y[u] += r[idx[u]];
+            y[u] += r[idx[u]] * target;
             for (int v = 0; v < k; v++)
                 A[u][v] += r[idx[u]] * r[idx[v]];
         }
@@ -231,7 +255,7 @@ static double fit(const point_t *pt, int n, size_t lo, size_t hi, int mask, doub
         }
     }
     for (int j = 0; j < NCONST; j++)
-        x[j] = 0;
+        x[j] = fixed ? fixed[j] : 0;
     for (int u = 0; u < k; u++) {
         x[idx[u]] = y[u] / A[u][u];
         if (x[idx[u]] < 0)
@@ -275,20 +299,83 @@ static int rndv_index(void)
     return -1;
 }
 
-/* the best non-negative fit over every subset of the constants (a plain
- * squared error: Cauchy-weighted refits, tried, left as many points beyond
- * 30%, with other splits) */
-static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, dpc_cost_params_t *c)
+/* the best non-negative fit over every subset of the constants in
+ * `free` that the measurements say something of (a plain squared error:
+ * Cauchy-weighted refits, tried, left as many points beyond 30%, with other
+ * splits); the others at fixed's values (NULL: 0) */
+static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, int free_cols,
+                       const double *fixed, dpc_cost_params_t *c)
 {
     double best = INFINITY, x[NCONST];
+    for (int j = 0; j < NCONST; j++)
+        if (!identified(pt, n, lo, hi, j))
+            free_cols &= ~(1 << j);
     for (int mask = 1; mask < (1 << NCONST); mask++) {
-        double r = fit(pt, n, lo, hi, mask, x);
+        if (mask & ~free_cols)
+            continue;
+        double r = fit(pt, n, lo, hi, mask, fixed, x);
         if (r < best) {
             best = r;
             *c = params_of(x);
         }
     }
     return best;
+}
+
+/* "64M", "512K", "8": bytes (0: not a size) */
+static size_t parse_size(const char *v)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v || strchr(v, '-'))
+        return 0;
+    if (*end == 'K' || *end == 'k')
+        x <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        x <<= 20, end++;
+    return *end ? 0 : (size_t)x;
+}
+
+/* the columns of the constants between nodes, and of the others */
+static bool net_col(int j)
+{
+    size_t o = dpc_cost_fields[j].off;
+    return o == offsetof(dpc_cost_params_t, alpha_net) ||
+           o == offsetof(dpc_cost_params_t, alpha_rndv_net) ||
+           o == offsetof(dpc_cost_params_t, beta_net);
+}
+static int within_cols(void)
+{
+    int m = 0;
+    for (int j = 0; j < NCONST; j++)
+        m |= !net_col(j) << j;
+    return m;
+}
+
+/* A job on several nodes: the model it runs with (within), its constants
+ * between nodes fitted set by set to the measurements (those within held:
+ * the node's, fitted on one node), where a set's measurements say
+ * something of them; returns how many sets */
+static int fit_across(const point_t *pt, int n, const dpc_cost_model_t *within,
+                      dpc_cost_model_t *model)
+{
+    dpc_cost_model_t m = *within;
+    int sets = dpc_cost_nsets(within);
+    for (int i = 0; i < sets; i++) {
+        size_t lo = i ? m.from[i] : 0, hi = i + 1 < sets ? m.from[i + 1] : SIZE_MAX;
+        double fixed[NCONST];
+        for (int j = 0; j < NCONST; j++)
+            fixed[j] = *dpc_cost_field(&m.set[i], j);
+        dpc_cost_params_t c;
+        if (best_fit(pt, n, lo, hi, ~within_cols(), fixed, &c) < INFINITY)
+            for (int j = 0; j < NCONST; j++)
+                if (net_col(j) && identified(pt, n, lo, hi, j))
+                    *dpc_cost_field(&m.set[i], j) = *dpc_cost_field(&c, j);
+    }
+    for (int i = sets; i < DPC_COST_SETS; i++)
+        m.set[i] = m.set[sets - 1];
+    *model = m;
+    return sets;
 }
 
 /* the model fitted to the measurements: up to four sets, split where
@@ -319,7 +406,8 @@ static int fit_model(const point_t *pt, int n, dpc_cost_model_t *model)
                     again = pt[e].bytes == pt[k].bytes && pt[e].cb >= bound[i] && pt[e].cb < bound[j];
                 sizes += in && !again;
             }
-            res[i][j] = sizes >= MIN_SIZES ? best_fit(pt, n, bound[i], bound[j], &par[i][j])
+            res[i][j] = sizes >= MIN_SIZES ? best_fit(pt, n, bound[i], bound[j], within_cols(),
+                                                      NULL, &par[i][j])
                                            : INFINITY;
         }
     dpc_cost_model_t m = {.from = {0}};
@@ -348,6 +436,12 @@ static int fit_model(const point_t *pt, int n, dpc_cost_model_t *model)
     }
     for (int i = ncut; i < DPC_COST_SETS; i++)
         m.set[i] = m.set[ncut - 1];
+    /* (one node says nothing of a network: the defaults between nodes) */
+    dpc_cost_params_t d = dpc_cost_defaults();
+    for (int i = 0; i < DPC_COST_SETS; i++)
+        for (int j = 0; j < NCONST; j++)
+            if (net_col(j))
+                *dpc_cost_field(&m.set[i], j) = *dpc_cost_field(&d, j);
     /* a set whose calls say nothing of a rendezvous takes the nearest
      * set's price for one (a call of that size may still send one message
      * beyond the mailboxes: a bcast of 12 KiB) */
@@ -697,12 +791,13 @@ static int add_choices(const point_t *pt, int n, const double *pred, int runs, d
                                                       (double)call_bytes(which[ci], p, sizes[e + 1]))
                                        : b1;
                 char why[120];
-                if (dpc_cost_rule_add(m, (int)which[ci], p, lo, hi, win[k], calls, why,
+                int nodes = across_nodes >= 2 && p == world_size ? across_nodes : 1;
+                if (dpc_cost_rule_add(m, (int)which[ci], p, nodes, lo, hi, win[k], calls, why,
                                       sizeof(why)) == DPC_OK) {
                     added++;
-                    printf("measured choice: %s, %d ranks, %zu-%zu bytes, %s calls: %s (the "
-                           "constants' pick took", dpc_coll_name(which[ci]), p, lo, hi,
-                           dpc_calls_name(calls), win[k]->name);
+                    printf("measured choice: %s, %d ranks on %d node%s, %zu-%zu bytes, %s calls: "
+                           "%s (the constants' pick took", dpc_coll_name(which[ci]), p, nodes,
+                           nodes > 1 ? "s" : "", lo, hi, dpc_calls_name(calls), win[k]->name);
                     for (int q = k; q <= e; q++)
                         printf("%s %.2fx as long at %zu", q > k ? "," : "", gain[q], sizes[q]);
                     printf(")\n");
@@ -744,6 +839,12 @@ static int measure_all(point_t *pt, int p, size_t maxb)
     for (unsigned ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++)
         for (const dpc_algo_t *const *al = dpc_algos(); *al; al++) {
             if ((*al)->coll != colls[ci])
+                continue;
+            /* (across nodes the one-sided algorithms, and some others, do
+             * not run: the shim would run the model's pick under their name) */
+            v_counts_t vc0;
+            dpc_coll_args_t a0 = args_for(colls[ci], p, 8, vc0);
+            if (across_nodes >= 2 && !dpc_algo_applies(*al, &a0))
                 continue;
             dpcoll_set_algorithm(dpc_coll_name(colls[ci]), (*al)->name);
             /* every power of two (the sizes dpcoll_bench -f 2 checks the model at) */
@@ -1001,11 +1102,13 @@ int main(int argc, char **argv)
     int rank, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    world_size = p;
     enum { MAXFILES = 64 };
     const char *refit[MAXFILES], *model_path = NULL;
     int nrefit = 0;
     int ranks = 0, argi = 1;
     bool choices = true;   /* -C: the constants only, no measured choices */
+    size_t largest = 64u << 20;   /* -e */
     for (; argi < argc && argv[argi][0] == '-'; argi++) {
         if (!strcmp(argv[argi], "-r") && argi + 1 < argc && nrefit < MAXFILES)
             refit[nrefit++] = argv[++argi];
@@ -1017,12 +1120,15 @@ int main(int argc, char **argv)
             touch_buffers = 0;
         else if (!strcmp(argv[argi], "-C"))
             choices = false;
+        else if (!strcmp(argv[argi], "-e") && argi + 1 < argc)
+            largest = parse_size(argv[++argi]);
         else {
             if (rank == 0)
-                fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [-u] [-C] [file [points.csv]]\n"
+                fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [-u] [-C] [-e BYTES] [file [points.csv]]\n"
                                 "       (-u: buffers left as the collectives leave them, not\n"
                                 "        written before and read after each call;\n"
-                                "        -C: constants only, no measured choices)\n"
+                                "        -C: constants only, no measured choices;\n"
+                                "        -e: the largest size measured, 8 to 64M, default 64M)\n"
                                 "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [-C] [file [points.csv]]\n"
                                 "       (measured.csv: a points file, or dpcoll_bench -o's CSV)\n"
                                 "       dpcoll_tune -r measured.csv [-r measured.csv ...] [-p P] [-C] -m model.tune [file]\n"
@@ -1031,6 +1137,12 @@ int main(int argc, char **argv)
             MPI_Finalize();
             return 2;
         }
+    }
+    if (largest < 8 || largest > (64u << 20)) {
+        if (rank == 0)
+            fprintf(stderr, "dpcoll_tune: -e takes a size from 8 to 64M bytes (K, M: 1024s)\n");
+        MPI_Finalize();
+        return 2;
     }
     if (model_path && !nrefit) {
         if (rank == 0)
@@ -1060,7 +1172,27 @@ int main(int argc, char **argv)
     long long sb = (long long)cfg.seg_bytes;
     PMPI_Bcast(&sb, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     seg_bytes = (size_t)sb;
-    size_t maxb = 64u << 20;
+    size_t maxb = largest;
+    /* a job on several nodes: the constants between them (fit_across), the
+     * others those the job runs with, as the shim takes them */
+    dpc_cost_model_t node_model = cfg.tune_file[0] ? cfg.cost : dpc_cost_model_one_node();
+    world_node = calloc((size_t)p, sizeof(int));
+    if (!nrefit && !model_path && world_node &&
+        dpcoll_comm_nodes(MPI_COMM_WORLD, world_node, &world_eager) >= 2) {
+        across_nodes = dpcoll_comm_nodes(MPI_COMM_WORLD, NULL, NULL);
+        int *count = calloc((size_t)across_nodes, sizeof(int));
+        for (int r = 0; count && r < p; r++)
+            count[world_node[r]]++;
+        world_node_ranks = count ? count[0] : 0;
+        for (int k = 1; count && k < across_nodes; k++)
+            world_node_ranks = count[k] == world_node_ranks ? world_node_ranks : 0;
+        free(count);
+        if (rank == 0)
+            printf("%d ranks on %d nodes: fitting the constants between nodes; within a node "
+                   "those of %s\n", p, across_nodes,
+                   cfg.tune_file[0] ? cfg.tune_file : "the built-in model (DPCOLL_TUNE_FILE: "
+                                                      "a file fitted on one node)");
+    }
     point_t *pt = calloc(MAXPT, sizeof(point_t)), *vpt = calloc(MAXPT, sizeof(point_t));
     int n, nv = 0;   /* (vpt: the v-variants' rows, rank 0's, for measured choices) */
     if (nrefit) {   /* (several files: their measurements together, one fit) */
@@ -1080,7 +1212,8 @@ int main(int argc, char **argv)
         /* DPCOLL_PUSH_MAX unset: measured first, so that the direct
          * algorithms are timed (and priced) the way the file will have them
          * go; set: that limit, as the shim takes it */
-        int measure = !getenv("DPCOLL_PUSH_MAX");   /* (rank 0's say, as pm's) */
+        int measure = !getenv("DPCOLL_PUSH_MAX") &&   /* (rank 0's say, as pm's) */
+                      across_nodes < 2;   /* (no one-sided algorithm across nodes) */
         PMPI_Bcast(&measure, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (measure) {
             push_max = measure_push_max(p, maxb, rank);
@@ -1100,6 +1233,8 @@ int main(int argc, char **argv)
             return 1;
         }
         ncut = dpc_cost_nsets(&m);
+    } else if (across_nodes >= 2) {
+        ncut = fit_across(pt, n, &node_model, &m);   /* (the node's push limit kept) */
     } else {
         ncut = fit_model(pt, n, &m);
         /* the push limit the measurements were taken (and priced) with;
@@ -1130,6 +1265,11 @@ int main(int argc, char **argv)
             snprintf(comment, sizeof(comment), "%s's constants, checked by dpcoll_tune -r %s%s on "
                      "%d ranks (%d of %d measurements within 30%% of the model); measured "
                      "choices added", model_path, refit[0], nrefit > 1 ? " ..." : "", p, within, n);
+        else if (across_nodes >= 2)
+            snprintf(comment, sizeof(comment), "between nodes fitted by dpcoll_tune%s on %d ranks "
+                     "on %d nodes (%d of %d measurements within 30%% of the model); within a "
+                     "node those of %s", !touch_buffers ? " -u" : "", p, across_nodes, within,
+                     n, cfg.tune_file[0] ? cfg.tune_file : "the built-in model");
         else
             snprintf(comment, sizeof(comment), "fitted by dpcoll_tune%s%s%s%s on %d ranks; %d of "
                      "%d measurements within 30%% of the model", nrefit ? " -r " : "",
@@ -1201,6 +1341,7 @@ int main(int argc, char **argv)
     free(vpred);
     free(pt);
     free(vpt);
+    free(world_node);
     MPI_Finalize();
     return 0;
 }

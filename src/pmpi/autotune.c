@@ -102,7 +102,7 @@ static void start_signature(autotune_rec_t *r, const dpc_coll_args_t *a)
     r->op = (int)a->op;
     r->in_place = a->in_place;
     r->root = a->root;
-    r->ncand = dpc_autotune_candidates(a, dpc_model_for(a), r->cand, NULL);
+    r->ncand = dpc_autotune_candidates(a, &dpc_g.cfg.cost, r->cand, NULL);
     for (int k = 0; k < DPC_AUTOTUNE_CANDIDATES; k++)
         for (int i = 0; i < DPC_AUTOTUNE_MAX_CALLS; i++)
             r->t[k][i] = NAN;

@@ -260,16 +260,10 @@ void dpc_init(int provided)
     int ok = 0;
     if (!dpc_g.cfg.disable)
         locate_processes();
-    /* no tune file: the built-in constants for where the job runs (every
-     * rank has the same answer: single_node is computed from the same
-     * gathered cards, and the tune file is rank 0's for all) */
-    if (single_node && !dpc_g.cfg.tune_file[0])
+    /* no tune file: the built-in constants of a node, and the defaults'
+     * between nodes (the tune file is rank 0's for all) */
+    if (!dpc_g.cfg.tune_file[0])
         dpc_g.cfg.cost = dpc_cost_model_one_node();
-    static dpc_cost_model_t node_model;
-    if (!single_node && !dpc_g.cfg.tune_file[0] && !dpc_g.cfg.disable) {
-        node_model = dpc_cost_model_one_node();
-        dpc_g.node_model = &node_model;
-    }
     if (!dpc_g.cfg.disable) {
         if (dpc_ucx_create(dpc_g.mt || dpc_g.cfg.progress_thread, single_node, &dpc_g.ux, err,
                            sizeof(err)) == DPC_OK)
@@ -387,11 +381,6 @@ void dpc_fini(void)
     free(dpc_g.node_of);
     dpc_g.node_of = NULL;
     dpc_avg_fini();
-}
-
-const dpc_cost_model_t *dpc_model_for(const dpc_coll_args_t *a)
-{
-    return dpc_g.node_model && a->nnodes < 2 ? dpc_g.node_model : &dpc_g.cfg.cost;
 }
 
 DPCOLL_API int MPI_Finalize(void)

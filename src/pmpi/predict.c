@@ -74,9 +74,9 @@ static double predict(const char *collective, const char *algorithm, int count,
         a.count = own[0];   /* (as the wrappers set it) */
     }
     const dpc_algo_t *al = !algorithm || !strcmp(algorithm, "auto")
-                               ? dpc_cost_select_model(&a, dpc_model_for(&a))
+                               ? dpc_cost_select_model(&a, &dpc_g.cfg.cost)
                                : dpc_algo_find((dpc_coll_t)coll, algorithm);
-    double t = al && dpc_algo_applies(al, &a) ? dpc_cost_predict(al, &a, dpc_model_for(&a)) : -1;
+    double t = al && dpc_algo_applies(al, &a) ? dpc_cost_predict(al, &a, &dpc_g.cfg.cost) : -1;
     free(own);
     return t;
 }
@@ -91,4 +91,22 @@ DPCOLL_API double dpcoll_predictv(const char *collective, const char *algorithm,
                                   const int counts[], MPI_Datatype datatype, MPI_Comm comm)
 {
     return counts ? predict(collective, algorithm, 0, counts, datatype, comm) : -1;
+}
+
+/* The nodes as the model sees them (dpcoll_tune fits the constants
+ * between nodes on a job on several: it prices each measurement with the
+ * communicator's node map and eager limit, as the engine does). */
+DPCOLL_API int dpcoll_comm_nodes(MPI_Comm comm, int node_of[], size_t *eager_bytes)
+{
+    int inter = 0;
+    dpc_comm_t *c;
+    if (!dpc_g.active || comm == MPI_COMM_NULL ||
+        PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+        dpc_comm_get(comm, "dpcoll_comm_nodes", &c))
+        return -1;
+    for (int i = 0; node_of && i < c->size; i++)
+        node_of[i] = c->node ? c->node[i] : 0;
+    if (eager_bytes)
+        *eager_bytes = c->tp->eager_max;
+    return c->node ? c->nnodes : 1;
 }

@@ -166,7 +166,7 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     char line[1024];
     /* (a measured choice: the tune file's, against the prices that follow) */
     const char *why = chosen == dpc_g.cfg.force[a->coll]                ? " (forced)"
-                      : chosen == dpc_cost_rule_for(a, dpc_model_for(a)) ? " (the tune file's "
+                      : chosen == dpc_cost_rule_for(a, &dpc_g.cfg.cost) ? " (the tune file's "
                                                                           "measured choice)"
                                                                         : "";
     /* (a program's op: its elements by their size, the stand-in type's) */
@@ -188,7 +188,7 @@ static void explain(const dpc_coll_args_t *a, const dpc_algo_t *chosen, const ch
     for (const dpc_algo_t *const *al = dpc_algos(); *al && off < sizeof(line); al++)
         if (dpc_algo_applies(*al, a))
             off += (size_t)snprintf(line + off, sizeof(line) - off, " %s %.3g us%s", (*al)->name,
-                                    dpc_cost_predict(*al, a, dpc_model_for(a)) * 1e6,
+                                    dpc_cost_predict(*al, a, &dpc_g.cfg.cost) * 1e6,
                                     *al == chosen ? " *" : "");
     fprintf(stderr, "libdpcoll explain: %s\n", line);
 }
@@ -235,7 +235,7 @@ const dpc_algo_t *dpc_choose(dpc_comm_t *c, const dpc_coll_args_t *a, const char
     const dpc_algo_t *al = cacheable ? chosen_before(c, a, forced) : NULL;
     if (al)
         return al;
-    al = forced && dpc_algo_applies(forced, a) ? forced : dpc_cost_select_model(a, dpc_model_for(a));
+    al = forced && dpc_algo_applies(forced, a) ? forced : dpc_cost_select_model(a, &dpc_g.cfg.cost);
     if (cacheable && al) {
         /* in turn over the slots: a signature in use comes back within a
          * few calls, before its slot is taken again */

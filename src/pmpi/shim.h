@@ -48,9 +48,6 @@ typedef struct dpc_shim {
     int *node_of;           /* per world rank: its node, numbered in the order of
                                each node's lowest rank; NULL on one node */
     int nnodes;             /* the job's nodes (1 on one node) */
-    dpc_cost_model_t *node_model;   /* a job on several nodes without a tune file: the
-                                       one-node constants, for its communicators within
-                                       one node (dpc_model_for); else NULL */
     bool pipeline;          /* some rank has the CUDA plugin: large allreduces run
                                as pipelines of chunks on every rank (pipeline.c) */
     bool ipc;               /* ... and all ranks are on one node, DPCOLL_IPC on:
@@ -184,12 +181,6 @@ typedef struct dpc_comm {
                                   by each one's lowest rank); NULL on one node */
     int nnodes, node_ranks;    /* (dpc_coll_args_t's) */
 } dpc_comm_t;
-
-/* The cost model for a call with these arguments: the job's (a tune
- * file's, or the built-in one for where the job runs), but the one-node
- * constants for a communicator within one node of a job on several
- * (the same on every member: the node map is). */
-const dpc_cost_model_t *dpc_model_for(const dpc_coll_args_t *a);
 
 /* The algorithm the model (or a forced choice) picks for these arguments
  * on this communicator. */

@@ -409,6 +409,11 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
     check "... a one-sided bcast on the communicators of a node's two ranks, none on the world's (every rank)" \
         sh -c '[ "$(echo "$1" | grep -c "stats: rank [0-3] bcast: 2 on libdpcoll (scatter_allgather 1, direct 1)")" = 4 ]' \
         _ "$out"
+    check "... dpcoll_comm_nodes: the world on 2 nodes of consecutive ranks (0 0 1 1), a pair of ranks 0-1 on one" \
+        sh -c 'echo "$1" | grep -q "^nodes: world 2 (0 0 1 1), pair 1, eager given"' _ "$out"
+    out=$(DPCOLL_TEST_NODES=2:cyclic LD_PRELOAD="$lib" mpi 4 "$pre" pairs 2>&1)
+    check "... and dealt round-robin (2:cyclic): the world's map 0 1 0 1, the pair of ranks 0-1 on two nodes" \
+        sh -c 'echo "$1" | grep -q "^nodes: world 2 (0 1 0 1), pair 2, eager given"' _ "$out"
     one=$(LD_PRELOAD="$lib" mpi 2 "$pre" pairs 2>&1 | grep "^pair prediction")
     check "... priced there by the one-node constants, as in a job of two ranks on one node (a node's communicator in a job on several)" \
         sh -c 'two=$(echo "$1" | grep "^pair prediction"); [ -n "$2" ] && [ "$two" = "$2" ] &&
@@ -427,6 +432,23 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
         sh -c '[ "$1" = 0 ] && echo "$2" | awk "/^ +[0-9]/ { n++; if (\$9 != 0) bad++;
                if (\$4 == \"hierarchical\") h++; if (\$4 == \"direct\") d++ }
                END { exit !(n == 10 && bad == 0 && h == 2 && d == 0) }"' _ "$rc" "$out"
+    # dpcoll_tune on a job on two nodes: the constants between nodes fitted,
+    # the node's held at those the job runs with (here the built-in ones:
+    # the small set's alpha 2.946e-07 and its measured bcast choice for 2
+    # ranks), measured choices for the world's 4 ranks on its 2 nodes
+    ntune=$(mktemp -d)
+    out=$(DPCOLL_TEST_NODES=2 mpi 4 "$top_builddir/tools/dpcoll_tune" -e 64K "$ntune/n2.tune" 2>&1); rc=$?
+    check "dpcoll_tune on two nodes, 4 ranks: fits the constants between nodes, keeps the node's, writes both" \
+        sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^4 ranks on 2 nodes: fitting the constants between nodes" &&
+               grep -q "^alpha = 2.946000e-07" "$3" && grep -q "^alpha_net = " "$3" &&
+               grep -q "^beta_net_large = " "$3" &&
+               grep -q "^choose = bcast 2 16384 131072 scatter_allgather blocking" "$3" &&
+               ! grep -q "^choose = [a-z_]* 4 " "$3"' _ "$rc" "$out" "$ntune/n2.tune"
+    out=$(DPCOLL_TUNE_FILE="$ntune/n2.tune" DPCOLL_TEST_NODES=2:cyclic LD_PRELOAD="$lib" \
+          mpi 4 "$pre" pairs 2>&1); rc=$?
+    check "... and a job on two nodes runs with the file it wrote, results equal to PMPI's" \
+        sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^100%: Checks: 5, Failures: 0"' _ "$rc" "$out"
+    rm -rf "$ntune"
     for nodes in 2 2:cyclic; do
         out=$(DPCOLL_TEST_NODES=$nodes DPCOLL_ALLREDUCE_ALGORITHM=hierarchical DPCOLL_STATS=1 \
               mpi 4 "$coll" 2>&1); rc=$?

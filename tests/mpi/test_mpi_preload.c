@@ -14,7 +14,9 @@
  * communicator within one node, which may read its members' memory, in a
  * job whose world may not (run.sh). Rank 0 prints the model's time of a
  * 1 MiB ring allreduce there (dpcoll_predict, found as dpcoll_active is),
- * which run.sh compares with a job on one node of two ranks.
+ * which run.sh compares with a job on one node of two ranks, and the nodes
+ * the world and its pair span with the world's node map (dpcoll_comm_nodes),
+ * which run.sh compares with DPCOLL_TEST_NODES's placement.
  */
 #include "config.h"
 #include <dlfcn.h>
@@ -67,6 +69,19 @@ int main(int argc, char **argv)
         double t = predict ? predict("allreduce", "ring", 1 << 18, MPI_FLOAT, pair) : -1;
         if (rank == 0)
             printf("pair prediction: ring allreduce of 1 MiB %.6g s\n", t);
+        int (*nodes)(MPI_Comm, int *, size_t *) =
+            (int (*)(MPI_Comm, int *, size_t *))dlsym(RTLD_DEFAULT, "dpcoll_comm_nodes");
+        int *map = calloc((size_t)size, sizeof(int));
+        size_t eager = 0;
+        int world_nodes = nodes && map ? nodes(MPI_COMM_WORLD, map, &eager) : -1;
+        int pair_nodes = nodes ? nodes(pair, NULL, NULL) : -1;
+        if (rank == 0) {
+            printf("nodes: world %d (", world_nodes);
+            for (int i = 0; map && i < size; i++)
+                printf("%s%d", i ? " " : "", map[i]);
+            printf("), pair %d, eager %s\n", pair_nodes, eager > 0 ? "given" : "none");
+        }
+        free(map);
         MPI_Comm_free(&pair);
     }
     int loops = argc > 1 && !strcmp(argv[1], "loop") ? (argc > 2 ? atoi(argv[2]) : 12) : 0;
