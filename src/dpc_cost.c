@@ -82,11 +82,14 @@ void dpc_cost_model_print(FILE *f, const dpc_cost_model_t *m, const char *indent
         }
         fprintf(f, "\n");
     }
-    for (int i = 0; i < m->nrules; i++)
+    for (int i = 0; i < m->nrules; i++) {
+        char on[32] = "";
+        if (m->rule[i].nodes > 1)
+            snprintf(on, sizeof(on), " on %d nodes", m->rule[i].nodes);
         fprintf(f, "%smeasured choice: %s, %d ranks%s, %zu-%zu bytes, %s calls: %s\n", indent,
-                dpc_coll_name((dpc_coll_t)m->rule[i].coll), m->rule[i].nranks,
-                m->rule[i].nodes > 1 ? " on several nodes" : "", m->rule[i].lo,
+                dpc_coll_name((dpc_coll_t)m->rule[i].coll), m->rule[i].nranks, on, m->rule[i].lo,
                 m->rule[i].hi, dpc_calls_name(m->rule[i].calls), m->rule[i].al->name);
+    }
 }
 
 dpc_cost_model_t dpc_cost_model_one_node(void)

@@ -136,17 +136,12 @@ int main(int argc, char **argv)
     else
         printf("  DPCOLL_PUSH_MAX                        %zu\n", cfg.push_max);
     printf("  DPCOLL_TUNE_FILE                       %s\n", cfg.tune_file[0] ? cfg.tune_file : "(none)");
-    /* without a tune file, a job on one node uses the one-node constants
-     * (MPI_Init finds out where the processes are); show those too */
-    if (!cfg.tune_file[0]) {
-        printf("  cost model, a job on one node, and communicators within one node of a job "
-               "on several (built in):\n");
-        dpc_cost_model_t one = dpc_cost_model_one_node();
-        dpc_cost_model_print(stdout, &one, "    ");
-    }
-    printf("  cost model (%s):\n", cfg.tune_file[0] ? "from the tune file"
-                                                  : "built-in defaults, for communicators "
-                                                    "across nodes");
-    dpc_cost_model_print(stdout, &cfg.cost, "    ");
+    /* without a tune file, the built-in one (what MPI_Init takes); the
+     * constants between nodes (alpha_net ...) price communicators across
+     * nodes */
+    dpc_cost_model_t m = cfg.tune_file[0] ? cfg.cost : dpc_cost_model_one_node();
+    printf("  cost model (%s; *_net: messages between nodes):\n",
+           cfg.tune_file[0] ? "from the tune file" : "built in");
+    dpc_cost_model_print(stdout, &m, "    ");
     return 0;
 }
