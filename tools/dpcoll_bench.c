@@ -34,6 +34,7 @@
 #include "dpc_config.h"
 #include "bench_shares.h"
 #include "warmup.h"
+#include "sizes.h"
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
@@ -591,18 +592,6 @@ static void usage(void)
                "             reduced in rank order, by libdpcoll's rank-order algorithms (-a auto)\n");
 }
 
-static size_t parse_size(const char *s)
-{
-    char *e;
-    double v = strtod(s, &e);
-    switch (*e) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    }
-    return (size_t)v;
-}
-
 /* -a: is name one of the comma-separated list's? */
 static int listed(const char *list, const char *name)
 {
@@ -682,7 +671,7 @@ int main(int argc, char **argv)
         use[c] = 1;
     const char *coll_list = NULL;
     const char *csv = NULL, *plot = NULL, *algo_list = NULL;
-    int opt, max_given = 0;
+    int opt, max_given = 0, bad_size = 0;
     while ((opt = getopt(argc, argv, "c:b:e:f:n:a:o:p:qti:PuUh")) != -1) {
         switch (opt) {
         case 'c':   /* (names whole: allgather is not allgatherv) */
@@ -690,8 +679,8 @@ int main(int argc, char **argv)
             for (int c = 0; c < NC; c++)
                 use[c] = listed(optarg, cname[c]);
             break;
-        case 'b': minb = parse_size(optarg); break;
-        case 'e': maxb = parse_size(optarg); max_given = 1; break;
+        case 'b': minb = tool_parse_size(optarg); bad_size |= !minb; break;
+        case 'e': maxb = tool_parse_size(optarg); max_given = 1; bad_size |= !maxb; break;
         case 'f': factor = atoi(optarg) > 1 ? atoi(optarg) : 2; break;
         case 'n': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'a':
@@ -726,6 +715,13 @@ int main(int argc, char **argv)
         inflight = 1;
     if (inflight && !max_given)
         maxb = 1u << 20;
+    if (bad_size) {
+        if (rank == 0)
+            fprintf(stderr, "dpcoll_bench: -b and -e take a size in bytes, 1 or more, with K, M "
+                            "or G for powers of 1024 (8, 512K, 64M)\n");
+        MPI_Finalize();
+        return 2;
+    }
     char bad[64];
     if (coll_list && !list_known(coll_list, coll_known, use, bad, sizeof(bad))) {
         if (rank == 0)

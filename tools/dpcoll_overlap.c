@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "sizes.h"
 #include <time.h>
 #include "dpcoll.h"
 
@@ -168,10 +169,8 @@ int main(int argc, char **argv)
                 continue;
             opt = '?';
         }
-        if (opt == 's') {
-            char *end;
-            double v = strtod(optarg, &end);
-            bytes = (size_t)(v * (*end == 'M' ? 1 << 20 : *end == 'K' ? 1 << 10 : 1));
+        if (opt == 's' && (bytes = tool_parse_size(optarg)) >= sizeof(float)) {
+            continue;
         } else if (opt == 'n') {
             nrep = atoi(optarg);
         } else if (opt == 'k' && (!strcmp(optarg, "cpu") || !strcmp(optarg, "sleep"))) {

@@ -28,6 +28,7 @@
  */
 #include "config.h"
 #include "bench_shares.h"
+#include "sizes.h"
 #include "warmup.h"
 #include <math.h>
 #include <stddef.h>
@@ -320,20 +321,6 @@ static double best_fit(const point_t *pt, int n, size_t lo, size_t hi, int free_
         }
     }
     return best;
-}
-
-/* "64M", "512K", "8": bytes (0: not a size) */
-static size_t parse_size(const char *v)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (end == v || strchr(v, '-'))
-        return 0;
-    if (*end == 'K' || *end == 'k')
-        x <<= 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        x <<= 20, end++;
-    return *end ? 0 : (size_t)x;
 }
 
 /* the columns of the constants between nodes, and of the others */
@@ -1121,7 +1108,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[argi], "-C"))
             choices = false;
         else if (!strcmp(argv[argi], "-e") && argi + 1 < argc)
-            largest = parse_size(argv[++argi]);
+            largest = tool_parse_size(argv[++argi]);
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: mpiexec -n P dpcoll_tune [-u] [-C] [-e BYTES] [file [points.csv]]\n"

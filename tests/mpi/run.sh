@@ -306,6 +306,16 @@ check "dpcoll_bench -c allgather: the allgather alone, not allgatherv" \
 out=$(mpi 2 "$bench" -c allgather,scatter -e 8 2>&1); rc=$?
 check "dpcoll_bench -c with a collective it does not time: refused, naming it" \
     sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "'"'"'scatter'"'"' is not a collective"' _ "$rc" "$out"
+# sizes: a letter other than K, M or G, or a negative size, refused (the
+# old parser timed "12Q" as 12 bytes and "-5" as the largest size)
+for bad in "-e 12Q" "-b -5"; do
+    out=$(mpi 2 "$bench" -c bcast $bad -n 1 2>&1); rc=$?
+    check "dpcoll_bench $bad: refused, saying what a size is" \
+        sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "take a size in bytes"' _ "$rc" "$out"
+done
+out=$(mpi 1 "$top_builddir/tools/dpcoll_tune" -e 3X 2>&1); rc=$?
+check "dpcoll_tune -e 3X: refused, saying what a size is" \
+    sh -c '[ "$1" = 2 ] && echo "$2" | grep -q "e takes a size"' _ "$rc" "$out"
 # dpcoll_overlap -c: each collective it knows, libdpcoll's row and the MPI
 # library's, under a header naming the call; a name it does not know is
 # refused with its usage
