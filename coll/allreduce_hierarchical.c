@@ -30,6 +30,7 @@
  */
 #include "config.h"
 #include "coll_util.h"
+#include "node_layout.h"
 #include "ring.h"
 
 /* as the flat ring's (allreduce_ring.c): mailbox segments up to 1 MiB */
@@ -42,48 +43,6 @@ static size_t seg_bytes(const dpc_coll_args_t *a)
     return reduce_seg_bytes(a, MAILBOX_SEGS_UP_TO);
 }
 
-/* Where rank r sits: its node's ranks in rank order (intra, L of them, r at
- * *local), and the ranks of local index *local on every node in node order
- * (inter, N of them). */
-typedef struct layout {
-    int L, N, local, node;
-    int *intra, *inter;
-} layout_t;
-
-static int layout_make(const dpc_coll_args_t *a, int r, layout_t *ly)
-{
-    ly->L = a->node_ranks;
-    ly->N = a->nnodes;
-    ly->node = a->node[r];
-    ly->local = 0;
-    for (int i = 0; i < r; i++)
-        ly->local += a->node[i] == ly->node;
-    ly->intra = malloc(sizeof(int) * (size_t)ly->L);
-    ly->inter = malloc(sizeof(int) * (size_t)ly->N);
-    int *seen = calloc((size_t)ly->N, sizeof(int));
-    if (!ly->intra || !ly->inter || !seen) {
-        free(ly->intra);
-        free(ly->inter);
-        free(seen);
-        return -1;
-    }
-    for (int i = 0; i < a->size; i++) {
-        int k = a->node[i], idx = seen[k]++;
-        if (k == ly->node)
-            ly->intra[idx] = i;
-        if (idx == ly->local)
-            ly->inter[k] = i;
-    }
-    free(seen);
-    return 0;
-}
-
-static void layout_free(layout_t *ly)
-{
-    free(ly->intra);
-    free(ly->inter);
-}
-
 /* The node blocks (L of the vector) and the middle ring's blocks (N of the
  * node block `local`, offsets from its start), with their segments. */
 typedef struct blocks {
@@ -91,7 +50,7 @@ typedef struct blocks {
     size_t segL, segN;
 } blocks_t;
 
-static int blocks_make(const dpc_coll_args_t *a, const layout_t *ly, blocks_t *b)
+static int blocks_make(const dpc_coll_args_t *a, const node_layout_t *ly, blocks_t *b)
 {
     size_t es = elsize(a);
     b->offN = b->lenN = NULL;
@@ -123,12 +82,12 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
         return DPC_ERR_ARG;
     const char *in = input_of(a);
     char *out = a->rbuf;
-    layout_t ly;
+    node_layout_t ly;
     blocks_t b;
-    if (layout_make(a, a->rank, &ly))
+    if (node_layout_make(a, a->rank, &ly))
         return DPC_ERR_NOMEM;
     if (blocks_make(a, &ly, &b)) {
-        layout_free(&ly);
+        node_layout_free(&ly);
         return DPC_ERR_NOMEM;
     }
     char *mine = out + b.offL[ly.local];   /* the node block this rank carries across */
@@ -159,7 +118,7 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     ring_allgather_phase(&node_ring, out);
 out:
     blocks_free(&b);
-    layout_free(&ly);
+    node_layout_free(&ly);
     return st;
 }
 
@@ -193,22 +152,22 @@ static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 
 /* Rank r's layout and blocks for the traffic formulas; false where the
  * algorithm sends nothing (an empty vector) or cannot run. */
-static bool traffic_setup(const dpc_coll_args_t *a, int r, layout_t *ly, blocks_t *b)
+static bool traffic_setup(const dpc_coll_args_t *a, int r, node_layout_t *ly, blocks_t *b)
 {
     if (a->count == 0 || !dpc_algo_applies(&dpc_algo_allreduce_hierarchical, a) ||
-        layout_make(a, r, ly))
+        node_layout_make(a, r, ly))
         return false;
     if (blocks_make(a, ly, b)) {
-        layout_free(ly);
+        node_layout_free(ly);
         return false;
     }
     return true;
 }
 
-static void traffic_done(layout_t *ly, blocks_t *b)
+static void traffic_done(node_layout_t *ly, blocks_t *b)
 {
     blocks_free(b);
-    layout_free(ly);
+    node_layout_free(ly);
 }
 
 /* Each ring sends every block but the ones the receiver has: the node's
@@ -217,7 +176,7 @@ static void traffic_done(layout_t *ly, blocks_t *b)
  * but the right neighbour's. */
 static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 {
-    layout_t ly;
+    node_layout_t ly;
     blocks_t b;
     if (!traffic_setup(a, r, &ly, &b))
         return 0;
@@ -230,7 +189,7 @@ static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    layout_t ly;
+    node_layout_t ly;
     blocks_t b;
     if (!traffic_setup(a, r, &ly, &b))
         return 0;

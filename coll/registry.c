@@ -16,7 +16,9 @@ extern const dpc_algo_t dpc_algo_allreduce_ring, dpc_algo_allreduce_recursive_do
     dpc_algo_reduce_scatter_block_direct,
     dpc_algo_reduce_scatter_direct, dpc_algo_allgather_direct, dpc_algo_allgatherv_direct,
     dpc_algo_alltoall_direct, dpc_algo_alltoallv_direct, dpc_algo_bcast_direct,
-    dpc_algo_reduce_scatter_block_recursive_doubling, dpc_algo_reduce_scatter_recursive_doubling;
+    dpc_algo_reduce_scatter_block_recursive_doubling, dpc_algo_reduce_scatter_recursive_doubling,
+    dpc_algo_reduce_scatter_block_hierarchical, dpc_algo_reduce_scatter_hierarchical,
+    dpc_algo_allgather_hierarchical, dpc_algo_allgatherv_hierarchical;
 
 static const dpc_algo_t *const registry[] = {
     &dpc_algo_allreduce_ring,
@@ -28,18 +30,22 @@ static const dpc_algo_t *const registry[] = {
     &dpc_algo_reduce_scatter_block_recursive_halving,
     &dpc_algo_reduce_scatter_block_direct,
     &dpc_algo_reduce_scatter_block_recursive_doubling,
+    &dpc_algo_reduce_scatter_block_hierarchical,
     &dpc_algo_reduce_scatter_ring,
     &dpc_algo_reduce_scatter_recursive_halving,
     &dpc_algo_reduce_scatter_direct,
     &dpc_algo_reduce_scatter_recursive_doubling,
+    &dpc_algo_reduce_scatter_hierarchical,
     &dpc_algo_allgather_ring,
     &dpc_algo_allgather_recursive_doubling,
     &dpc_algo_allgather_bruck,
     &dpc_algo_allgather_direct,
+    &dpc_algo_allgather_hierarchical,
     &dpc_algo_allgatherv_ring,
     &dpc_algo_allgatherv_recursive_doubling,
     &dpc_algo_allgatherv_bruck,
     &dpc_algo_allgatherv_direct,
+    &dpc_algo_allgatherv_hierarchical,
     &dpc_algo_bcast_binomial,
     &dpc_algo_bcast_scatter_allgather,
     &dpc_algo_bcast_direct,

@@ -536,12 +536,16 @@ END_TEST
  * between nodes at one hop a node (ring.h: each node's ranks together),
  * and the hierarchical allreduce sends 2(N-1) n bytes between nodes in
  * all, the bytes of one ring over the nodes (a ring in rank order: at every
- * hop, 2(p-1) n). Counted per pair of ranks on the simulated transport. */
+ * hop, 2(p-1) n), the hierarchical reduce-scatters and allgathers (N-1) n
+ * (the flat rings' N hops carry N(p-1)/p n). Counted per pair of ranks on
+ * the simulated transport. */
 START_TEST(test_rings_cross_once_a_node)
 {
     static const struct { dpc_coll_t coll; const char *name; } algos[] = {
         {DPC_ALLREDUCE, "ring"}, {DPC_REDUCE_SCATTER_BLOCK, "ring"}, {DPC_REDUCE_SCATTER, "ring"},
         {DPC_ALLGATHER, "ring"}, {DPC_ALLGATHERV, "ring"}, {DPC_ALLREDUCE, "hierarchical"},
+        {DPC_REDUCE_SCATTER_BLOCK, "hierarchical"}, {DPC_REDUCE_SCATTER, "hierarchical"},
+        {DPC_ALLGATHER, "hierarchical"}, {DPC_ALLGATHERV, "hierarchical"},
     };
     static const struct { int p, nodes; } layouts[] = {{8, 2}, {12, 3}};
     for (size_t li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++)
@@ -588,13 +592,16 @@ START_TEST(test_rings_cross_once_a_node)
                         across += dpc_sim_bytes_to(sim, i, k);
                     }
             }
+            /* (the hierarchies: only their rings of one rank a node cross,
+             * each rank's twice over its 1/L of the vector for the
+             * allreduce, once over its column of N blocks for the others) */
             uint64_t n = (uint64_t)per * (size_t)p * sizeof(int32_t);
+            uint64_t want = (whole ? 2 : 1) * (uint64_t)(nodes - 1) * n;
             if (!strcmp(al->name, "hierarchical"))
-                ck_assert_msg(across == 2 * (uint64_t)(nodes - 1) * n,
-                              "hierarchical, %d ranks dealt over %d nodes: %llu bytes between "
-                              "nodes, the nodes' ring sends %llu", p, nodes,
-                              (unsigned long long)across,
-                              (unsigned long long)(2 * (uint64_t)(nodes - 1) * n));
+                ck_assert_msg(across == want,
+                              "%s/hierarchical, %d ranks dealt over %d nodes: %llu bytes between "
+                              "nodes, the nodes' rings send %llu", dpc_coll_name(al->coll), p,
+                              nodes, (unsigned long long)across, (unsigned long long)want);
             else
                 ck_assert_msg(crossing == nodes, "%s/ring, %d ranks dealt over %d nodes: %d pairs "
                               "of ranks on different nodes exchange data, the ring has %d such hops",

@@ -460,11 +460,20 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
         sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^100%: Checks: 5, Failures: 0"' _ "$rc" "$out"
     rm -rf "$ntune"
     for nodes in 2 2:cyclic; do
-        out=$(DPCOLL_TEST_NODES=$nodes DPCOLL_ALLREDUCE_ALGORITHM=hierarchical DPCOLL_STATS=1 \
-              mpi 4 "$coll" 2>&1); rc=$?
-        check "test_mpi_coll on two nodes ($nodes) with the hierarchical allreduce forced, 4 ranks: every result equal to PMPI's, and it ran on the world's calls" \
+        out=$(DPCOLL_TEST_NODES=$nodes DPCOLL_ALLREDUCE_ALGORITHM=hierarchical \
+              DPCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM=hierarchical \
+              DPCOLL_REDUCE_SCATTER_ALGORITHM=hierarchical DPCOLL_ALLGATHER_ALGORITHM=hierarchical \
+              DPCOLL_ALLGATHERV_ALGORITHM=hierarchical DPCOLL_STATS=1 mpi 4 "$coll" 2>&1); rc=$?
+        check "test_mpi_coll on two nodes ($nodes) with the hierarchical algorithms forced, 4 ranks: every result equal to PMPI's, and each ran on the world's calls" \
             sh -c '[ "$1" = 0 ] && echo "$2" | grep -q "^100%: Checks: [0-9]*, Failures: 0" &&
-                   echo "$2" | grep -q "stats: rank 0 allreduce: .*hierarchical [1-9]"' _ "$rc" "$out"
+                   for c in allreduce reduce_scatter_block reduce_scatter allgather allgatherv; do
+                       echo "$2" | grep -q "stats: rank 0 $c: .*hierarchical [1-9]" || exit 1
+                   done' _ "$rc" "$out"
+        echo "== test_mpi_coll, nonblocking calls, on two nodes ($nodes) with the hierarchical algorithms forced, 4 ranks"
+        DPCOLL_TEST_NODES=$nodes DPCOLL_ALLREDUCE_ALGORITHM=hierarchical \
+            DPCOLL_REDUCE_SCATTER_BLOCK_ALGORITHM=hierarchical \
+            DPCOLL_REDUCE_SCATTER_ALGORITHM=hierarchical DPCOLL_ALLGATHER_ALGORITHM=hierarchical \
+            DPCOLL_ALLGATHERV_ALGORITHM=hierarchical DPC_TEST_MODE=nonblocking mpi 4 "$coll" || fail=1
     done
 fi
 echo "== test_mpi_coll with large messages by UCX's rendezvous (DPCOLL_ONE_SIDED=0), 3 ranks"
