@@ -114,69 +114,57 @@ static dpc_status_t build(const dpc_coll_args_t *a, dpc_sched_t *s)
     return DPC_OK;
 }
 
-/* Ranks on each node and nodes, as the build takes them; without a map
- * (pricing outside a job) one node: the flat ring. */
-static void shape(const dpc_coll_args_t *a, double *L, double *N)
-{
-    bool spread = a->node && a->nnodes >= 2 && a->node_ranks >= 1;
-    *L = spread ? a->node_ranks : a->size;
-    *N = spread ? a->nnodes : 1;
-}
-
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double L, N;
-    shape(a, &L, &N);
+    node_shape(a, &L, &N);
     size_t seg = dpc_seg_bytes(a);
     shares_t sh = shares_of(a, 0);
     double bmax = (double)sh.max, S = seg_count(sh.max, seg);
-    /* within a node messages go through its mailboxes, whose limit is not
-     * the group's (UCX's eager limit, where it spans nodes): their default */
-    dpc_coll_args_t within = *a;
-    within.eager_max = 0;
-    dpc_cost_params_t net = N >= 2 ? dpc_cost_across(c) : *c;
+    dpc_coll_args_t within;
+    dpc_cost_params_t net;
+    node_prices(a, c, N, &within, &net);
     return (N - 1) * (S * msg_alpha(a, &net, bmax / S) + bmax * net.beta) +
            (L - 1) * N * (S * msg_alpha(&within, c, bmax / S) + bmax * c->beta) +
            own_copy_cost(a, (double)sh.min, c);
 }
 
-/* Each ring sends every block of its own but its right neighbour's: the
- * column's ring all of the column but the next node's, node ring m all of
- * node m's but the next local index's. */
-static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+/* Bytes and messages rank r sends: each ring every block of its own but
+ * its right neighbour's, the column's ring all of the column but the next
+ * node's, node ring m all of node m's but the next local index's (each
+ * block in its segments). */
+static void traffic(const dpc_coll_args_t *a, int r, uint64_t *bytes, uint64_t *msgs)
 {
     node_layout_t ly;
     ag_blocks_t b;
+    *bytes = *msgs = 0;
     if (!dpc_algo_applies(self(a), a) || node_layout_make(a, r, &ly))
-        return 0;
-    uint64_t t = 0;
+        return;
     if (!ag_blocks_make(a, &ly, &b)) {
+        *msgs = ring_ag_phase_msgs(ly.N, ly.node, b.clen, b.segN, NULL);
         for (int m = 0; m < ly.N; m++) {
-            t += m != mod(ly.node + 1, ly.N) ? b.clen[m] : 0;
+            *bytes += m != mod(ly.node + 1, ly.N) ? b.clen[m] : 0;
             for (int i = 0; i < ly.L; i++)
-                t += i != mod(ly.local + 1, ly.L) ? b.blen[m * ly.L + i] : 0;
+                *bytes += i != mod(ly.local + 1, ly.L) ? b.blen[m * ly.L + i] : 0;
+            *msgs += ring_ag_phase_msgs(ly.L, ly.local, b.blen + (size_t)m * ly.L, b.segL, NULL);
         }
         ag_blocks_free(&b);
     }
     node_layout_free(&ly);
-    return t;
+}
+
+static uint64_t bytes_sent(const dpc_coll_args_t *a, int r)
+{
+    uint64_t bytes, msgs;
+    traffic(a, r, &bytes, &msgs);
+    return bytes;
 }
 
 static uint64_t msgs_sent(const dpc_coll_args_t *a, int r)
 {
-    node_layout_t ly;
-    ag_blocks_t b;
-    if (!dpc_algo_applies(self(a), a) || node_layout_make(a, r, &ly))
-        return 0;
-    uint64_t m = 0;
-    if (!ag_blocks_make(a, &ly, &b)) {
-        m += ring_ag_phase_msgs(ly.N, ly.node, b.clen, b.segN, NULL);
-        for (int k = 0; k < ly.N; k++)
-            m += ring_ag_phase_msgs(ly.L, ly.local, b.blen + (size_t)k * ly.L, b.segL, NULL);
-        ag_blocks_free(&b);
-    }
-    node_layout_free(&ly);
-    return m;
+    uint64_t bytes, msgs;
+    traffic(a, r, &bytes, &msgs);
+    return msgs;
 }
 
 const dpc_algo_t dpc_algo_allgather_hierarchical = {

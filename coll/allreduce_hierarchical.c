@@ -122,27 +122,16 @@ out:
     return st;
 }
 
-/* Ranks on each node and nodes, as the build takes them; without a map
- * (pricing outside a job) one node, the flat ring. */
-static void shape(const dpc_coll_args_t *a, double *L, double *N)
-{
-    bool spread = a->node && a->nnodes >= 2 && a->node_ranks >= 1;
-    *L = spread ? a->node_ranks : a->size;
-    *N = spread ? a->nnodes : 1;
-}
-
 static double cost(const dpc_coll_args_t *a, const dpc_cost_params_t *c)
 {
     double L, N, p = a->size, n = (double)(a->count * elsize(a));
-    shape(a, &L, &N);
+    node_shape(a, &L, &N);
     double SL = seg_count((size_t)(n / L), seg_bytes(a));
     double SLag = L == 2 ? 1 : SL;
     double SN = seg_count((size_t)(n / p), seg_bytes(a));
-    /* within a node messages go through its mailboxes, whose limit is not
-     * the group's (UCX's eager limit, where it spans nodes): their default */
-    dpc_coll_args_t within = *a;
-    within.eager_max = 0;
-    dpc_cost_params_t net = N >= 2 ? dpc_cost_across(c) : *c;
+    dpc_coll_args_t within;
+    dpc_cost_params_t net;
+    node_prices(a, c, N, &within, &net);
     return (L - 1) * (SL * msg_alpha(&within, c, n / L / SL) +
                       SLag * msg_alpha(&within, c, n / L / SLag)) +
            2 * (L - 1) / L * n * c->beta +

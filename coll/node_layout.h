@@ -5,6 +5,8 @@
 #define DPC_NODE_LAYOUT_H
 
 #include "dpc_coll.h"
+#include "dpc_cost.h"
+#include <stdbool.h>
 
 /* Rank r's node (of N, numbered as a->node) and local index (of L: its
  * place among its node's ranks in rank order); at[m * L + i]: the rank at
@@ -25,5 +27,27 @@ void node_layout_free(node_layout_t *ly);
  * -1: out of memory. */
 int node_layout_blocks(const dpc_coll_args_t *a, const node_layout_t *ly, int concatenated,
                        size_t **off, size_t **len);
+
+/* For the formulas: L ranks a node and N nodes as the build takes them,
+ * or without a map (pricing outside a job) one node of p, the flat ring. */
+static inline void node_shape(const dpc_coll_args_t *a, double *L, double *N)
+{
+    bool spread = a->node && a->nnodes >= 2 && a->node_ranks >= 1;
+    *L = spread ? a->node_ranks : a->size;
+    *N = spread ? a->nnodes : 1;
+}
+
+/* The arguments and constants the hierarchies price their two kinds of
+ * ring by: within a node messages go through its mailboxes, whose limit
+ * is not the group's (UCX's eager limit, where it spans nodes), so at
+ * their default (*within); between nodes, the constants between nodes
+ * (*net; on one node c's). */
+static inline void node_prices(const dpc_coll_args_t *a, const dpc_cost_params_t *c, double N,
+                               dpc_coll_args_t *within, dpc_cost_params_t *net)
+{
+    *within = *a;
+    within->eager_max = 0;
+    *net = N >= 2 ? dpc_cost_across(c) : *c;
+}
 
 #endif
