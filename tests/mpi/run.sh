@@ -421,9 +421,9 @@ if [ "${DPC_TEST_QUICK:-0}" != 1 ]; then
         _ "$out"
     check "... dpcoll_comm_nodes: the world on 2 nodes of consecutive ranks (0 0 1 1), a pair of ranks 0-1 on one" \
         sh -c 'echo "$1" | grep -q "^nodes: world 2 (0 0 1 1), pair 1, eager given"' _ "$out"
-    out=$(DPCOLL_TEST_NODES=2:cyclic LD_PRELOAD="$lib" mpi 4 "$pre" pairs 2>&1)
+    dealt=$(DPCOLL_TEST_NODES=2:cyclic LD_PRELOAD="$lib" mpi 4 "$pre" pairs 2>&1)
     check "... and dealt round-robin (2:cyclic): the world's map 0 1 0 1, the pair of ranks 0-1 on two nodes" \
-        sh -c 'echo "$1" | grep -q "^nodes: world 2 (0 1 0 1), pair 2, eager given"' _ "$out"
+        sh -c 'echo "$1" | grep -q "^nodes: world 2 (0 1 0 1), pair 2, eager given"' _ "$dealt"
     one=$(LD_PRELOAD="$lib" mpi 2 "$pre" pairs 2>&1 | grep "^pair prediction")
     check "... priced there by the one-node constants, as in a job of two ranks on one node (a node's communicator in a job on several)" \
         sh -c 'two=$(echo "$1" | grep "^pair prediction"); [ -n "$2" ] && [ "$two" = "$2" ] &&
